@@ -1,0 +1,40 @@
+/**
+ * Error codes of the wire contract, each with its HTTP status. Only the server's onError turns a
+ * code into a status; storage and runs throw AppError with a code and never build responses.
+ */
+export const ERROR_STATUS = {
+  invalid_request: 400,
+  thread_not_found: 404,
+  not_found: 404,
+  thread_exists: 409,
+  thread_busy: 409,
+  awaiting_approval: 409,
+  not_waiting: 409,
+  stale_interrupt: 409,
+  approval_expired: 410,
+  unknown_call: 422,
+  model_error: 502,
+  internal_error: 500,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export function isErrorCode(code: unknown): code is ErrorCode {
+  return typeof code === "string" && Object.hasOwn(ERROR_STATUS, code);
+}
+
+/** A failure with a code from the contract; `message` is safe to show to clients. */
+export class AppError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = "AppError";
+  }
+}
+
+/** The JSON body of every non-stream error response. */
+export interface ErrorBody {
+  error: { code: ErrorCode; message: string };
+}

@@ -1,0 +1,107 @@
+import { z } from "zod";
+
+/**
+ * The seven protocol events, defined once. Server, client and web page import this module so an
+ * eighth event cannot appear by accident.
+ */
+export const EVENT_TYPES = [
+  "token",
+  "tool_call",
+  "tool_result",
+  "interrupt",
+  "done",
+  "error",
+  "cancelled",
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** A stream ends with exactly one of these, and nothing follows it. */
+export const TERMINAL_TYPES = ["interrupt", "done", "error", "cancelled"] as const;
+export type TerminalType = (typeof TERMINAL_TYPES)[number];
+
+export const TOOL_STATUSES = ["ok", "error", "invalid_args", "rejected", "expired", "cancelled"] as const;
+export type ToolStatus = (typeof TOOL_STATUSES)[number];
+
+export const DONE_OUTCOMES = ["completed", "max_rounds"] as const;
+export const CANCEL_REASONS = ["client", "api", "shutdown"] as const;
+export type CancelReason = (typeof CANCEL_REASONS)[number];
+
+const base = { run_id: z.string() };
+
+export const pendingCallSchema = z.object({
+  call_id: z.string(),
+  name: z.string(),
+  args: z.record(z.string(), z.unknown()),
+});
+export type PendingCall = z.infer<typeof pendingCallSchema>;
+
+export const interruptPayloadSchema = z.object({
+  thread_id: z.string(),
+  interrupt_id: z.string(),
+  calls: z.array(pendingCallSchema),
+  expires_at: z.string(),
+  resume_url: z.string(),
+});
+export type InterruptPayload = z.infer<typeof interruptPayloadSchema>;
+
+export const tokenEventSchema = z.object({ type: z.literal("token"), ...base, text: z.string() });
+export const toolCallEventSchema = z.object({
+  type: z.literal("tool_call"),
+  ...base,
+  call_id: z.string(),
+  name: z.string(),
+  args: z.record(z.string(), z.unknown()),
+  needs_approval: z.boolean(),
+});
+export const toolResultEventSchema = z.object({
+  type: z.literal("tool_result"),
+  ...base,
+  call_id: z.string(),
+  name: z.string(),
+  status: z.enum(TOOL_STATUSES),
+  output: z.string().optional(),
+  error: z.string().optional(),
+});
+export const interruptEventSchema = interruptPayloadSchema.extend({
+  type: z.literal("interrupt"),
+  ...base,
+});
+export const doneEventSchema = z.object({
+  type: z.literal("done"),
+  ...base,
+  outcome: z.enum(DONE_OUTCOMES),
+  message: z.string(),
+});
+export const errorEventSchema = z.object({
+  type: z.literal("error"),
+  ...base,
+  code: z.string(),
+  message: z.string(),
+});
+export const cancelledEventSchema = z.object({
+  type: z.literal("cancelled"),
+  ...base,
+  reason: z.enum(CANCEL_REASONS),
+});
+
+export const protocolEventSchema = z.discriminatedUnion("type", [
+  tokenEventSchema,
+  toolCallEventSchema,
+  toolResultEventSchema,
+  interruptEventSchema,
+  doneEventSchema,
+  errorEventSchema,
+  cancelledEventSchema,
+]);
+
+/** One protocol event as the server emits it and the client yields it. */
+export type ProtocolEvent = z.infer<typeof protocolEventSchema>;
+export type EventOf<T extends EventType> = Extract<ProtocolEvent, { type: T }>;
+export type TerminalEvent = EventOf<TerminalType>;
+
+/** A protocol event before the run stamps it with its run id. */
+export type EventBody = ProtocolEvent extends infer E ? (E extends ProtocolEvent ? Omit<E, "run_id"> : never) : never;
+
+export function isTerminal(e: { type: EventType }): e is TerminalEvent {
+  return (TERMINAL_TYPES as readonly string[]).includes(e.type);
+}

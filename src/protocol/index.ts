@@ -1,0 +1,3 @@
+export * from "./events.js";
+export * from "./errors.js";
+export * from "./sse.js";

@@ -1,0 +1,23 @@
+import type { ProtocolEvent } from "./events.js";
+
+/** `<run_id>:<seq>`, the SSE id of every frame. */
+export function eventId(runId: string, seq: number): string {
+  return `${runId}:${seq}`;
+}
+
+/** Splits an SSE id back into run and sequence; null when it is not one of ours. */
+export function parseEventId(id: string): { runId: string; seq: number } | null {
+  const at = id.lastIndexOf(":");
+  if (at <= 0) return null;
+  const seq = Number(id.slice(at + 1));
+  if (!Number.isSafeInteger(seq) || seq < 0) return null;
+  return { runId: id.slice(0, at), seq };
+}
+
+/** One SSE frame. `data` is one line of JSON: JSON.stringify never emits raw newlines. */
+export function encodeFrame(seq: number, event: ProtocolEvent): string {
+  const { type, ...data } = event;
+  return `id: ${event.run_id}:${seq}\nevent: ${type}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+export const HEARTBEAT_FRAME = ": ping\n\n";
