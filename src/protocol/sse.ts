@@ -14,10 +14,15 @@ export function parseEventId(id: string): { runId: string; seq: number } | null 
   return { runId: id.slice(0, at), seq };
 }
 
-/** One SSE frame. `data` is one line of JSON: JSON.stringify never emits raw newlines. */
+/** One SSE frame from an event's pre-serialized `data` (one line: JSON.stringify emits no raw newlines). */
+export function sseFrame(runId: string, seq: number, type: string, dataJson: string): string {
+  return `id: ${runId}:${seq}\nevent: ${type}\ndata: ${dataJson}\n\n`;
+}
+
+/** One SSE frame for an event object. */
 export function encodeFrame(seq: number, event: ProtocolEvent): string {
   const { type, ...data } = event;
-  return `id: ${event.run_id}:${seq}\nevent: ${type}\ndata: ${JSON.stringify(data)}\n\n`;
+  return sseFrame(event.run_id, seq, type, JSON.stringify(data));
 }
 
 export const HEARTBEAT_FRAME = ": ping\n\n";

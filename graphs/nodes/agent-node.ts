@@ -1,0 +1,83 @@
+import { randomUUID } from "node:crypto";
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import { AIMessage, type AIMessageChunk, type BaseMessage, SystemMessage } from "@langchain/core/messages";
+import type { ToolCall } from "@langchain/core/messages/tool";
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import { describeModelFailure, ModelCallError } from "../../src/model/model-call-error.js";
+import type { ToolRegistry } from "../../src/tools/index.js";
+import type { AgentStateType, AgentUpdate } from "../state.js";
+import { UNPARSABLE_KEY } from "../tool-messages.js";
+
+/** What the agent node sends on the graph's `custom` stream for each piece of assistant text. */
+export interface TokenChunk {
+  token: string;
+}
+
+/**
+ * Calls the model once, streaming its text through `config.writer` as it arrives (the lean path:
+ * no per-token message snapshots), and returns the whole assistant message.
+ */
+export function createAgentNode(model: BaseChatModel, registry: ToolRegistry, systemPrompt: string | undefined) {
+  const tools = registry.langchainTools();
+  const bound = tools.length && model.bindTools ? model.bindTools(tools) : model;
+  return async function agent(state: AgentStateType, config: LangGraphRunnableConfig): Promise<AgentUpdate> {
+    const input: BaseMessage[] = systemPrompt ? [new SystemMessage(systemPrompt), ...state.messages] : state.messages;
+    let full: AIMessageChunk | undefined;
+    try {
+      const stream = await bound.stream(input, config);
+      for await (const chunk of stream) {
+        const text = chunk.text;
+        if (text) config.writer?.({ token: text } satisfies TokenChunk);
+        full = full ? full.concat(chunk) : chunk;
+      }
+    } catch (err) {
+      if (config.signal?.aborted) throw err;
+      throw new ModelCallError(describeModelFailure(err), { cause: err });
+    }
+    return { messages: [finalMessage(full)], rounds: state.rounds + 1 };
+  };
+}
+
+/**
+ * A plain AIMessage from the streamed chunks. Calls whose arguments did not parse are kept as
+ * calls (so the model gets an answer for each id it sent) and flagged to be answered `invalid_args`.
+ */
+export function finalMessage(full: AIMessageChunk | undefined): AIMessage {
+  if (!full) return new AIMessage({ id: randomUUID(), content: "" });
+  const calls: ToolCall[] = [];
+  const unparsable: Record<string, string> = {};
+  for (const c of full.tool_calls ?? []) {
+    const args = normalizeArgs(c.args);
+    const id = c.id || `call_${randomUUID()}`;
+    if (args) calls.push({ ...c, id, args });
+    else {
+      calls.push({ ...c, id, args: {} });
+      unparsable[id] = "arguments must be a JSON object";
+    }
+  }
+  for (const bad of full.invalid_tool_calls ?? []) {
+    const id = bad.id || `call_${randomUUID()}`;
+    calls.push({ id, name: bad.name ?? "unknown", args: {}, type: "tool_call" });
+    unparsable[id] = `arguments are not valid JSON: ${bad.args ?? ""}`;
+  }
+  return new AIMessage({
+    id: full.id ?? randomUUID(),
+    content: full.content,
+    tool_calls: calls,
+    additional_kwargs: Object.keys(unparsable).length ? { [UNPARSABLE_KEY]: unparsable } : {},
+    response_metadata: full.response_metadata,
+    usage_metadata: full.usage_metadata,
+  });
+}
+
+/** Some servers double-encode arguments as a JSON string; unwrap that, refuse anything else. */
+function normalizeArgs(args: unknown): Record<string, unknown> | null {
+  if (typeof args === "string") {
+    try {
+      return normalizeArgs(JSON.parse(args));
+    } catch {
+      return null;
+    }
+  }
+  return args && typeof args === "object" && !Array.isArray(args) ? (args as Record<string, unknown>) : null;
+}

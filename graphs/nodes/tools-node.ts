@@ -1,0 +1,29 @@
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import { runToolCall, validateArgs, type ToolOutcome, type ToolRegistry } from "../../src/tools/index.js";
+import type { AgentStateType, AgentUpdate } from "../state.js";
+import { lastAssistant, outcomeMessage, unansweredCalls, unparsableError } from "../tool-messages.js";
+
+/**
+ * Runs, at once, every call of the batch that needs no approval: read-only tools, plus calls that
+ * cannot run anyway (unknown tool, bad arguments). Valid irreversible calls are left for the gate.
+ */
+export function createToolsNode(registry: ToolRegistry) {
+  return async function tools(state: AgentStateType, config: LangGraphRunnableConfig): Promise<AgentUpdate> {
+    const ai = lastAssistant(state.messages);
+    const threadId = config.configurable?.thread_id as string | undefined;
+    const results = await Promise.all(
+      unansweredCalls(state.messages).map(async (call): Promise<ReturnType<typeof outcomeMessage> | null> => {
+        const request = { id: call.id!, name: call.name, args: call.args };
+        const unparsable = unparsableError(ai, request.id);
+        if (unparsable) return outcomeMessage(call, { status: "invalid_args", error: unparsable });
+        if (registry.needsApproval(call.name)) {
+          const invalid = await validateArgs(registry, request);
+          // Asking a person to approve a call that cannot run would only waste their time.
+          return invalid ? outcomeMessage(call, { status: "invalid_args", error: invalid } satisfies ToolOutcome) : null;
+        }
+        return outcomeMessage(call, await runToolCall(registry, request, { signal: config.signal, threadId }));
+      }),
+    );
+    return { messages: results.filter((m) => m !== null) };
+  };
+}

@@ -1,0 +1,17 @@
+export { TollgateClient, type TollgateClientOptions } from "./tollgate-client.js";
+export { TollgateError, type ClientErrorCode } from "./errors.js";
+export { openEventStream, type EventStream, type EventStreamSource } from "./event-stream.js";
+export { readSse, type SseMessage } from "./sse-reader.js";
+export { parseEvent } from "./parse-event.js";
+export { backoffDelay, DEFAULT_RECONNECT, type ReconnectOptions, type ReconnectPolicy } from "./backoff.js";
+export type {
+  CreateThreadBody,
+  Decision,
+  LastOutcome,
+  RunOptions,
+  StreamOptions,
+  ThreadMessage,
+  ThreadStatus,
+  ThreadToolCall,
+  ThreadView,
+} from "./types.js";

@@ -1,0 +1,46 @@
+import { serve } from "@hono/node-server";
+import type { AddressInfo } from "node:net";
+import { loadConfig } from "./config.js";
+import { consoleLogger } from "./logger.js";
+import { createTollgate } from "./tollgate.js";
+
+const SHUTDOWN_DEADLINE_MS = 5000;
+
+async function main(): Promise<void> {
+  const log = consoleLogger();
+  const config = loadConfig(process.env);
+  const tollgate = await createTollgate({ config, log });
+  const server = serve({ fetch: tollgate.app.fetch, port: config.port, hostname: config.host }, (info: AddressInfo) => {
+    // Tests and scripts wait for exactly this line.
+    process.stdout.write(`tollgate listening on http://${config.host}:${info.port}\n`);
+    log.info("ready", { model: config.model, data_dir: config.dataDir });
+  });
+
+  let stopping = false;
+  const stop = async (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    log.info(`${signal}: shutting down`);
+    const deadline = setTimeout(() => {
+      log.error("shutdown took too long; exiting");
+      process.exit(1);
+    }, SHUTDOWN_DEADLINE_MS);
+    const closed = new Promise<void>((resolve) => server.close(() => resolve())); // stop accepting
+    await tollgate.runs.shutdown(); // streams in flight get their `cancelled` event and end
+    // Let those last frames reach their sockets, then drop idle keep-alive connections.
+    const http = server as unknown as { closeIdleConnections?: () => void; closeAllConnections?: () => void };
+    http.closeIdleConnections?.();
+    await Promise.race([closed, new Promise((r) => setTimeout(r, 1000))]);
+    http.closeAllConnections?.();
+    await tollgate.close();
+    clearTimeout(deadline);
+    process.exit(0);
+  };
+  process.on("SIGTERM", (s) => void stop(s));
+  process.on("SIGINT", (s) => void stop(s));
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`tollgate failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

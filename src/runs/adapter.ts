@@ -1,0 +1,63 @@
+import { AIMessage, ToolMessage } from "@langchain/core/messages";
+import type { ToolCall } from "@langchain/core/messages/tool";
+import type { TokenChunk } from "../../graphs/nodes/agent-node.js";
+import { outcomeOf, unparsableError } from "../../graphs/tool-messages.js";
+import type { EventBody, EventOf } from "../protocol/index.js";
+import { type ToolRegistry, validateArgs } from "../tools/index.js";
+
+type Omit1<T> = Omit<T, "run_id">;
+
+/** One chunk of `graph.stream(…, { streamMode: ["updates", "custom"] })`. */
+export type GraphChunk = [mode: string, chunk: unknown];
+
+/**
+ * Turns graph stream output into protocol events: `custom` token chunks → `token`; an `agent`
+ * update → one `tool_call` per call; a tool node's update → one `tool_result` per ToolMessage.
+ * Terminal events are the run's business, not the adapter's: it needs the final state for them.
+ */
+export async function* adaptGraphStream(
+  chunks: AsyncIterable<GraphChunk>,
+  registry: ToolRegistry,
+): AsyncGenerator<EventBody> {
+  for await (const [mode, chunk] of chunks) {
+    if (mode === "custom") {
+      const text = (chunk as Partial<TokenChunk> | null)?.token;
+      if (typeof text === "string" && text) yield { type: "token", text };
+      continue;
+    }
+    if (mode !== "updates" || !chunk || typeof chunk !== "object") continue;
+    for (const [node, update] of Object.entries(chunk)) {
+      if (node.startsWith("__") || !update || typeof update !== "object") continue;
+      const messages = (update as { messages?: unknown }).messages;
+      if (!Array.isArray(messages)) continue;
+      for (const m of messages) {
+        if (AIMessage.isInstance(m)) {
+          for (const call of m.tool_calls ?? []) yield await toolCallEvent(call, m, registry);
+        } else if (ToolMessage.isInstance(m)) {
+          yield toolResultEvent(m);
+        }
+      }
+    }
+  }
+}
+
+async function toolCallEvent(call: ToolCall, ai: AIMessage, registry: ToolRegistry): Promise<Omit1<EventOf<"tool_call">>> {
+  const request = { id: call.id!, name: call.name, args: call.args };
+  // Only calls that will really wait at the gate say so; bad ones fail at once instead.
+  const gated =
+    registry.needsApproval(call.name) && !unparsableError(ai, request.id) && (await validateArgs(registry, request)) === null;
+  return { type: "tool_call", call_id: request.id, name: call.name, args: registry.mask(call.name, call.args), needs_approval: gated };
+}
+
+/** The `tool_result` for a ToolMessage, wherever it came from (graph node, cancel, expiry). */
+export function toolResultEvent(m: ToolMessage): Omit1<EventOf<"tool_result">> {
+  const o = outcomeOf(m);
+  return {
+    type: "tool_result",
+    call_id: m.tool_call_id,
+    name: m.name ?? "",
+    status: o.status,
+    ...(o.output !== undefined ? { output: o.output } : {}),
+    ...(o.error !== undefined ? { error: o.error } : {}),
+  };
+}

@@ -1,0 +1,45 @@
+import { closeInterrupt } from "./interrupt-closer.js";
+import type { RunContext } from "./run-context.js";
+
+/**
+ * Closes interrupts past their deadline: once at start (those that expired while the server was
+ * down), then every `intervalMs`. A resume after the deadline gets 410 even before this runs.
+ */
+export class ExpiryCloser {
+  private timer: NodeJS.Timeout | undefined;
+  private sweeping: Promise<number> | undefined;
+
+  constructor(
+    private readonly ctx: RunContext,
+    private readonly intervalMs: number,
+  ) {}
+
+  start(): void {
+    void this.sweep();
+    this.timer = setInterval(() => void this.sweep(), this.intervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.sweeping;
+  }
+
+  /** Closes every interrupt that is past due now; returns how many it closed. */
+  sweep(): Promise<number> {
+    this.sweeping ??= this.closeDue().finally(() => (this.sweeping = undefined));
+    return this.sweeping;
+  }
+
+  private async closeDue(): Promise<number> {
+    let closed = 0;
+    for (const r of this.ctx.store.interrupts.listExpired(Date.now())) {
+      try {
+        if (await closeInterrupt(this.ctx, r.thread_id, r.interrupt_id, "expired")) closed++;
+      } catch (err) {
+        this.ctx.log.error("expiry close failed", { interrupt_id: r.interrupt_id, err });
+      }
+    }
+    return closed;
+  }
+}

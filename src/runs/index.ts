@@ -1,0 +1,11 @@
+export { RunService } from "./run-service.js";
+export type { CancelResult } from "./run-service.js";
+export { RunContext } from "./run-context.js";
+export type { ActiveRun, RunSettings } from "./run-context.js";
+export { ExpiryCloser } from "./expiry-closer.js";
+export { recoverInterruptedRuns } from "./recovery.js";
+export { readThreadView } from "./thread-view.js";
+export type { ThreadView, WireMessage } from "./thread-view.js";
+export { adaptGraphStream, toolResultEvent } from "./adapter.js";
+export type { GraphChunk } from "./adapter.js";
+export type { ResumeDecision } from "./resume-gate.js";

@@ -1,0 +1,33 @@
+import type { ToolMessage } from "@langchain/core/messages";
+import type { ExecutionLedger } from "../../graphs/execution-ledger.js";
+import type { AgentGraph } from "../../graphs/agent.js";
+import { closingOutcomes, outcomeMessage, unansweredCalls } from "../../graphs/tool-messages.js";
+import type { AgentStateType } from "../../graphs/state.js";
+import type { ToolOutcome } from "../tools/index.js";
+
+/**
+ * Answers every call the thread's last assistant message left open, so the history stays valid
+ * for the next model call, and ends the graph there (`closed`). What the ledger knows wins over
+ * `fallback`: a call that ran keeps its result, one caught mid-run is "outcome unknown".
+ */
+export async function closePendingCalls(
+  graph: AgentGraph,
+  ledger: ExecutionLedger,
+  threadId: string,
+  fallback: ToolOutcome,
+): Promise<ToolMessage[]> {
+  const config = { configurable: { thread_id: threadId } };
+  const state = await graph.getState(config);
+  const values = state.values as Partial<AgentStateType>;
+  const calls = unansweredCalls(values.messages ?? []);
+  if (calls.length === 0) return [];
+  const messages = calls.map((call) => {
+    const known = ledger.peek(`${threadId}:${call.id}`);
+    const outcome =
+      known?.kind === "settled" ? known.outcome : known?.kind === "in_doubt" ? closingOutcomes.outcomeUnknown() : fallback;
+    return outcomeMessage(call, outcome);
+  });
+  // As if the tools node had answered them; its router ends the graph when `closed` is set.
+  await graph.updateState(config, { messages, closed: true }, "tools");
+  return messages;
+}

@@ -1,0 +1,13 @@
+import type { CancelReason } from "../protocol/index.js";
+
+/** The abort reason of a run: who stopped it. */
+export class RunCancelled extends Error {
+  constructor(readonly reason: CancelReason) {
+    super(`run cancelled (${reason})`);
+    this.name = "AbortError";
+  }
+}
+
+export function cancelReasonOf(signal: AbortSignal): CancelReason {
+  return signal.reason instanceof RunCancelled ? signal.reason.reason : "api";
+}

@@ -1,0 +1,57 @@
+import { type EventBody, TERMINAL_TYPES } from "../protocol/index.js";
+import type { LoggedEvent } from "../store/index.js";
+import type { EventPersister } from "./event-persister.js";
+
+const terminal = new Set<string>(TERMINAL_TYPES);
+
+/**
+ * The events of one live run, numbered from 0. Each is serialized once; the same string goes to
+ * the database and to every listener. Listeners never slow the run: they read at their own pace.
+ */
+export class RunLog {
+  private readonly events: LoggedEvent[] = [];
+  private waiters: Array<() => void> = [];
+  private ended = false;
+
+  constructor(
+    readonly runId: string,
+    private readonly persister: EventPersister,
+  ) {}
+
+  get isEnded(): boolean {
+    return this.ended;
+  }
+
+  /** Appends one event. After the terminal event nothing more is accepted: the rule of every stream. */
+  append(body: EventBody): void {
+    if (this.ended) throw new Error(`run ${this.runId}: event '${body.type}' after the terminal event`);
+    const { type, ...rest } = body;
+    const e: LoggedEvent = { seq: this.events.length, type, data: JSON.stringify({ run_id: this.runId, ...rest }) };
+    if (type === "token") this.persister.enqueue(this.runId, e);
+    else this.persister.persistNow(this.runId, e);
+    this.events.push(e);
+    if (terminal.has(type)) this.ended = true;
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const w of waiters) w();
+  }
+
+  /** Batches of events after `afterSeq`, as they come, until the terminal one. */
+  async *follow(afterSeq: number, signal?: AbortSignal): AsyncGenerator<LoggedEvent[]> {
+    let next = Math.max(0, afterSeq + 1);
+    for (;;) {
+      if (signal?.aborted) return;
+      if (next < this.events.length) {
+        const batch = this.events.slice(next);
+        next = this.events.length;
+        yield batch;
+        continue;
+      }
+      if (this.ended) return;
+      await new Promise<void>((resolve) => {
+        this.waiters.push(resolve);
+        signal?.addEventListener("abort", () => resolve(), { once: true });
+      });
+    }
+  }
+}

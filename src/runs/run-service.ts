@@ -1,0 +1,106 @@
+import { randomUUID } from "node:crypto";
+import { HumanMessage } from "@langchain/core/messages";
+import type { AgentUpdate } from "../../graphs/state.js";
+import { AppError, type CancelReason } from "../protocol/index.js";
+import type { LoggedEvent, RunKind, ThreadStatus } from "../store/index.js";
+import { closeInterrupt } from "./interrupt-closer.js";
+import { RunCancelled } from "./run-abort.js";
+import type { ActiveRun, RunContext } from "./run-context.js";
+import { executeRun } from "./run-executor.js";
+import { RunLog } from "./run-log.js";
+import { openGate, type ResumeDecision } from "./resume-gate.js";
+
+export interface CancelResult {
+  thread_id: string;
+  cancelled: boolean;
+  status: ThreadStatus;
+}
+
+/** Starts, resumes, cancels and follows runs. The only way anything runs on a thread. */
+export class RunService {
+  constructor(private readonly ctx: RunContext) {}
+
+  /** A new user message. Creates the thread if needed; `thread_busy` / `awaiting_approval` otherwise. */
+  startMessage(threadId: string, message: string, onDisconnect: "cancel" | "continue" = "cancel"): ActiveRun {
+    const runId = randomUUID();
+    this.ctx.store.threads.ensure(threadId);
+    this.ctx.store.threads.claimIdle(threadId, runId);
+    const input: AgentUpdate = { messages: [new HumanMessage(message)], rounds: 0, closed: false };
+    return this.launch(threadId, runId, "message", onDisconnect, input, {});
+  }
+
+  /** Decisions on the open interrupt; the gate's checks throw the contract's codes. */
+  startResume(
+    threadId: string,
+    interruptId: string,
+    decisions: readonly ResumeDecision[],
+    onDisconnect: "cancel" | "continue" = "cancel",
+  ): ActiveRun {
+    const runId = randomUUID();
+    const bound = openGate(this.ctx.store, threadId, interruptId, decisions, runId, Date.now());
+    return this.launch(threadId, runId, "resume", onDisconnect, null, { decisions: bound });
+  }
+
+  /**
+   * Stops the run in flight (its model request and tools see the abort) or closes the open
+   * interrupt. Idempotent; answers once the thread has settled.
+   */
+  async cancel(threadId: string, reason: CancelReason = "api"): Promise<CancelResult> {
+    const thread = this.ctx.store.threads.get(threadId);
+    if (!thread) throw new AppError("thread_not_found", `Thread ${threadId} not found`);
+    let cancelled = false;
+    const run = this.ctx.active.get(threadId);
+    if (run) {
+      run.controller.abort(new RunCancelled(reason));
+      await run.done;
+      cancelled = run.outcome === "cancelled";
+    } else if (thread.status === "waiting_human" && thread.open_interrupt_id) {
+      cancelled = await closeInterrupt(this.ctx, threadId, thread.open_interrupt_id, "cancelled");
+    }
+    return { thread_id: threadId, cancelled, status: this.ctx.store.threads.get(threadId)!.status };
+  }
+
+  /** The client of a stream went away: cancel if the run asked for that. */
+  clientGone(run: ActiveRun): void {
+    if (run.onDisconnect === "cancel" && this.ctx.active.get(run.threadId) === run) {
+      run.controller.abort(new RunCancelled("client"));
+    }
+  }
+
+  /** Event batches of a run after `afterSeq`: live ones as they come, or the stored log of a finished run. */
+  async *events(runId: string, afterSeq: number, signal?: AbortSignal): AsyncGenerator<LoggedEvent[]> {
+    const live = this.ctx.live.get(runId);
+    if (live) {
+      yield* live.follow(afterSeq, signal);
+      return;
+    }
+    const stored = this.ctx.store.runs.read(runId, afterSeq);
+    if (stored.length) yield stored;
+  }
+
+  /** Cancels every run in flight with reason `shutdown`; open interrupts stay as they are. */
+  async shutdown(): Promise<void> {
+    const runs = [...this.ctx.active.values()];
+    for (const r of runs) r.controller.abort(new RunCancelled("shutdown"));
+    await Promise.all(runs.map((r) => r.done));
+    this.ctx.persister.flush();
+  }
+
+  private launch(
+    threadId: string,
+    runId: string,
+    kind: RunKind,
+    onDisconnect: "cancel" | "continue",
+    input: AgentUpdate | null,
+    configurable: Record<string, unknown>,
+  ): ActiveRun {
+    // Registered in the same tick as the claim: a cancel arriving next finds it.
+    const log = new RunLog(runId, this.ctx.persister);
+    const run: ActiveRun = { runId, threadId, log, controller: new AbortController(), done: Promise.resolve(), onDisconnect };
+    this.ctx.store.runs.start(runId, threadId, kind);
+    this.ctx.active.set(threadId, run);
+    this.ctx.live.set(runId, log);
+    run.done = executeRun(this.ctx, run, input, configurable);
+    return run;
+  }
+}

@@ -1,0 +1,50 @@
+import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import type { AgentStateType } from "../../graphs/state.js";
+import { AppError, type InterruptPayload } from "../protocol/index.js";
+import { interruptPayload, type LastOutcome, type ThreadStatus } from "../store/index.js";
+import type { ToolRegistry } from "../tools/index.js";
+import type { RunContext } from "./run-context.js";
+
+export interface WireMessage {
+  role: "user" | "assistant" | "tool";
+  content: string;
+  tool_calls?: Array<{ id: string; name: string; args: Record<string, unknown> }>;
+  tool_call_id?: string;
+  name?: string;
+}
+
+export interface ThreadView {
+  thread_id: string;
+  status: ThreadStatus;
+  last_outcome: LastOutcome | null;
+  messages: WireMessage[];
+  pending: InterruptPayload | null;
+}
+
+/** `GET /threads/:id`: status from the thread record, messages from the checkpoint, never from memory. */
+export async function readThreadView(ctx: RunContext, threadId: string): Promise<ThreadView> {
+  const t = ctx.store.threads.get(threadId);
+  if (!t) throw new AppError("thread_not_found", `Thread ${threadId} not found`);
+  const state = await ctx.graph.getState({ configurable: { thread_id: threadId } });
+  const messages = ((state.values as Partial<AgentStateType>).messages ?? []).flatMap((m) => toWire(m, ctx.registry));
+  const open = t.status === "waiting_human" && t.open_interrupt_id ? ctx.store.interrupts.get(t.open_interrupt_id) : undefined;
+  return {
+    thread_id: t.thread_id,
+    status: t.status,
+    last_outcome: t.last_outcome,
+    messages,
+    pending: open ? interruptPayload(open) : null,
+  };
+}
+
+function toWire(m: BaseMessage, registry: ToolRegistry): WireMessage[] {
+  if (HumanMessage.isInstance(m)) return [{ role: "user", content: m.text }];
+  if (ToolMessage.isInstance(m)) {
+    return [{ role: "tool", content: m.text, tool_call_id: m.tool_call_id, ...(m.name ? { name: m.name } : {}) }];
+  }
+  if (AIMessage.isInstance(m)) {
+    const calls = (m.tool_calls ?? []).map((c) => ({ id: c.id!, name: c.name, args: registry.mask(c.name, c.args) }));
+    return [{ role: "assistant", content: m.text, ...(calls.length ? { tool_calls: calls } : {}) }];
+  }
+  return []; // system prompts are not part of the conversation
+}

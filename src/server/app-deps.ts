@@ -1,0 +1,13 @@
+import type { Logger } from "../logger.js";
+import type { RunService, ThreadView } from "../runs/index.js";
+import type { ThreadStore } from "../store/index.js";
+
+/** What the HTTP layer needs; tests build it over a temp database. */
+export interface AppDeps {
+  runs: RunService;
+  threads: ThreadStore;
+  readThread(threadId: string): Promise<ThreadView>;
+  log: Logger;
+  /** Comment frames on idle streams keep proxies from closing them; 15 s by contract. */
+  heartbeatMs?: number;
+}

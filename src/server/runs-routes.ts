@@ -1,0 +1,67 @@
+import { Hono } from "hono";
+import { AppError, parseEventId } from "../protocol/index.js";
+import type { ActiveRun } from "../runs/index.js";
+import type { AppDeps } from "./app-deps.js";
+import { parseBody } from "./parse-body.js";
+import { resumeBody, runBody } from "./schemas.js";
+import { sseResponse } from "./sse-response.js";
+import { threadParam } from "./thread-param.js";
+
+const DEFAULT_HEARTBEAT_MS = 15_000;
+
+/** `POST …/runs`, `POST …/resume`, `POST …/cancel`, `GET …/stream` under `/threads/:thread_id`. */
+export function runsRoutes(deps: AppDeps): Hono {
+  const app = new Hono();
+  const heartbeatMs = deps.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
+
+  const streamRun = (run: ActiveRun, clientSignal: AbortSignal) =>
+    sseResponse({
+      runId: run.runId,
+      events: (signal) => deps.runs.events(run.runId, -1, signal),
+      clientSignal,
+      onClientGone: () => deps.runs.clientGone(run),
+      heartbeatMs,
+      log: deps.log,
+    });
+
+  app.post("/:thread_id/runs", async (c) => {
+    const threadId = threadParam(c);
+    const body = await parseBody(c, runBody);
+    const run = deps.runs.startMessage(threadId, body.message, body.on_disconnect);
+    return streamRun(run, c.req.raw.signal);
+  });
+
+  app.post("/:thread_id/resume", async (c) => {
+    const threadId = threadParam(c);
+    const body = await parseBody(c, resumeBody);
+    const wantsStream = (c.req.header("accept") ?? "").includes("text/event-stream");
+    // Nobody is watching a detached resume, so nobody can disconnect from it.
+    const onDisconnect = wantsStream ? (body.on_disconnect ?? "cancel") : "continue";
+    const run = deps.runs.startResume(threadId, body.interrupt_id, body.decisions, onDisconnect);
+    if (wantsStream) return streamRun(run, c.req.raw.signal);
+    return c.json({ run_id: run.runId }, 202);
+  });
+
+  app.post("/:thread_id/cancel", async (c) => c.json(await deps.runs.cancel(threadParam(c), "api")));
+
+  app.get("/:thread_id/stream", (c) => {
+    const threadId = threadParam(c);
+    const thread = deps.threads.get(threadId);
+    if (!thread) throw new AppError("thread_not_found", `Thread ${threadId} not found`);
+    const runId = thread.latest_run_id;
+    const last = parseEventId(c.req.header("last-event-id") ?? c.req.query("last_event_id") ?? "");
+    // An id from an older run means the client has seen none of the latest: replay it whole.
+    const afterSeq = last && last.runId === runId ? last.seq : -1;
+    return sseResponse({
+      runId: runId ?? "",
+      events: (signal) => (runId ? deps.runs.events(runId, afterSeq, signal) : emptyEvents()),
+      clientSignal: c.req.raw.signal,
+      heartbeatMs,
+      log: deps.log,
+    });
+  });
+
+  return app;
+}
+
+async function* emptyEvents() {}

@@ -1,0 +1,33 @@
+import { z } from "zod";
+
+export const THREAD_ID = /^[A-Za-z0-9_-]{1,128}$/;
+export const MAX_MESSAGE_BYTES = 32 * 1024;
+
+export const threadIdSchema = z.string().regex(THREAD_ID, "thread_id must match [A-Za-z0-9_-]{1,128}");
+
+export const createThreadBody = z.object({
+  thread_id: threadIdSchema.optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+});
+
+const onDisconnect = z.enum(["cancel", "continue"]).optional();
+
+export const runBody = z.object({
+  message: z
+    .string({ error: "message is required" })
+    .refine((m) => m.trim().length > 0, "message must not be empty")
+    .refine((m) => Buffer.byteLength(m, "utf8") <= MAX_MESSAGE_BYTES, "message is larger than 32 KiB"),
+  on_disconnect: onDisconnect,
+});
+
+export const resumeBody = z.object({
+  interrupt_id: z.string().min(1, "interrupt_id is required"),
+  decisions: z.array(
+    z.object({
+      call_id: z.string().min(1),
+      approved: z.boolean(),
+      reason: z.string().max(2000).optional(),
+    }),
+  ),
+  on_disconnect: onDisconnect,
+});

@@ -1,0 +1,63 @@
+import { HEARTBEAT_FRAME, sseFrame } from "../protocol/index.js";
+import type { Logger } from "../logger.js";
+import type { LoggedEvent } from "../store/index.js";
+
+export const SSE_HEADERS = {
+  "Content-Type": "text/event-stream; charset=utf-8",
+  "Cache-Control": "no-cache",
+  Connection: "keep-alive",
+  // Reverse proxies (nginx) must not buffer a live stream.
+  "X-Accel-Buffering": "no",
+} as const;
+
+export interface SseOptions {
+  runId: string;
+  /** Event batches to send; the stream closes when this ends. Stops when `signal` fires. */
+  events: (signal: AbortSignal) => AsyncIterable<LoggedEvent[]>;
+  /** The request's signal: fires when the client goes away. */
+  clientSignal: AbortSignal;
+  onClientGone?: () => void;
+  heartbeatMs: number;
+  log: Logger;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * The only place where events become SSE bytes. Each batch of events available at once goes out
+ * as one write, so a burst of tokens costs one syscall, not one per token.
+ */
+export function sseResponse(o: SseOptions): Response {
+  const stop = new AbortController();
+  let heartbeat: NodeJS.Timeout | undefined;
+  const gone = () => {
+    if (stop.signal.aborted) return;
+    stop.abort();
+    clearInterval(heartbeat);
+    o.onClientGone?.();
+  };
+  o.clientSignal.addEventListener("abort", gone, { once: true });
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      heartbeat = setInterval(() => controller.enqueue(encoder.encode(HEARTBEAT_FRAME)), o.heartbeatMs);
+      heartbeat.unref();
+      void (async () => {
+        try {
+          for await (const batch of o.events(stop.signal)) {
+            let text = "";
+            for (const e of batch) text += sseFrame(o.runId, e.seq, e.type, e.data);
+            controller.enqueue(encoder.encode(text));
+          }
+        } catch (err) {
+          o.log.error("event stream failed", { run_id: o.runId, err });
+        } finally {
+          clearInterval(heartbeat);
+          if (!stop.signal.aborted) controller.close();
+          o.clientSignal.removeEventListener("abort", gone);
+        }
+      })();
+    },
+    cancel: gone,
+  });
+  return new Response(body, { status: 200, headers: SSE_HEADERS });
+}

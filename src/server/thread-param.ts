@@ -1,0 +1,10 @@
+import type { Context } from "hono";
+import { AppError } from "../protocol/index.js";
+import { THREAD_ID } from "./schemas.js";
+
+/** The `:thread_id` path parameter, checked against the contract's pattern. */
+export function threadParam(c: Context): string {
+  const id = c.req.param("thread_id") ?? "";
+  if (!THREAD_ID.test(id)) throw new AppError("invalid_request", "thread_id must match [A-Za-z0-9_-]{1,128}");
+  return id;
+}

@@ -1,0 +1,41 @@
+import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
+import { type Db, openDatabase } from "./database.js";
+import { InterruptStore } from "./interrupt-store.js";
+import { SqliteLedger } from "./ledger-store.js";
+import { RunStore } from "./run-store.js";
+import { ThreadStore } from "./thread-store.js";
+
+export { openDatabase } from "./database.js";
+export type { Db } from "./database.js";
+export { ThreadStore } from "./thread-store.js";
+export type { ThreadRow, ThreadStatus, LastOutcome } from "./thread-store.js";
+export { InterruptStore, interruptPayload } from "./interrupt-store.js";
+export type { InterruptRecord, InterruptCall, InterruptStatus } from "./interrupt-store.js";
+export { RunStore } from "./run-store.js";
+export type { LoggedEvent, RunKind } from "./run-store.js";
+export { SqliteLedger } from "./ledger-store.js";
+
+/** Everything tollgate keeps, in one SQLite file. */
+export interface Store {
+  db: Db;
+  threads: ThreadStore;
+  interrupts: InterruptStore;
+  runs: RunStore;
+  ledger: SqliteLedger;
+  checkpointer: SqliteSaver;
+  close(): void;
+}
+
+export function openStore(dataDir: string): Store {
+  const db = openDatabase(dataDir);
+  return {
+    db,
+    threads: new ThreadStore(db),
+    interrupts: new InterruptStore(db),
+    runs: new RunStore(db),
+    ledger: new SqliteLedger(db),
+    // Same connection: checkpoints and tollgate's tables share the file and its WAL.
+    checkpointer: new SqliteSaver(db),
+    close: () => db.close(),
+  };
+}

@@ -1,0 +1,74 @@
+import type { EventType } from "../protocol/index.js";
+import type { Db } from "./database.js";
+
+export type RunKind = "message" | "resume";
+
+/** One logged event: its JSON `data` is kept as the exact string that went on the wire. */
+export interface LoggedEvent {
+  seq: number;
+  type: EventType;
+  data: string;
+}
+
+/** Runs and their event logs (for `Last-Event-ID` replay). */
+export class RunStore {
+  private readonly q;
+  private readonly insertMany;
+
+  constructor(private readonly db: Db) {
+    this.q = {
+      start: db.prepare("INSERT INTO runs (run_id, thread_id, kind, started_at) VALUES (?, ?, ?, ?)"),
+      end: db.prepare("UPDATE runs SET ended_at = ?, outcome = ? WHERE run_id = ? AND ended_at IS NULL"),
+      get: db.prepare<[string], { run_id: string; thread_id: string; ended_at: number | null; outcome: string | null }>(
+        "SELECT run_id, thread_id, ended_at, outcome FROM runs WHERE run_id = ?",
+      ),
+      insert: db.prepare("INSERT OR IGNORE INTO run_events (run_id, seq, type, data) VALUES (?, ?, ?, ?)"),
+      read: db.prepare<[string, number], LoggedEvent>(
+        "SELECT seq, type, data FROM run_events WHERE run_id = ? AND seq > ? ORDER BY seq",
+      ),
+      maxSeq: db.prepare<[string], { m: number | null }>("SELECT MAX(seq) AS m FROM run_events WHERE run_id = ?"),
+      prune: db.prepare(
+        `DELETE FROM run_events WHERE run_id IN (
+           SELECT run_id FROM runs WHERE thread_id = ? AND ended_at IS NOT NULL
+           ORDER BY started_at DESC LIMIT -1 OFFSET ?)`,
+      ),
+    };
+    this.insertMany = db.transaction((batches: ReadonlyMap<string, readonly LoggedEvent[]>) => {
+      for (const [runId, events] of batches) for (const e of events) this.q.insert.run(runId, e.seq, e.type, e.data);
+    });
+  }
+
+  start(runId: string, threadId: string, kind: RunKind): void {
+    this.q.start.run(runId, threadId, kind, Date.now());
+  }
+
+  end(runId: string, outcome: string): void {
+    this.q.end.run(Date.now(), outcome, runId);
+  }
+
+  get(runId: string) {
+    return this.q.get.get(runId);
+  }
+
+  /** One transaction for the whole batch: the log costs one commit per flush, not per token. */
+  appendBatches(batches: ReadonlyMap<string, readonly LoggedEvent[]>): void {
+    if (batches.size) this.insertMany(batches);
+  }
+
+  append(runId: string, events: readonly LoggedEvent[]): void {
+    this.appendBatches(new Map([[runId, events]]));
+  }
+
+  read(runId: string, afterSeq: number): LoggedEvent[] {
+    return this.q.read.all(runId, afterSeq);
+  }
+
+  maxSeq(runId: string): number {
+    return this.q.maxSeq.get(runId)?.m ?? -1;
+  }
+
+  /** Keeps the event logs of the thread's `keep` latest finished runs. */
+  prune(threadId: string, keep: number): void {
+    this.q.prune.run(threadId, keep);
+  }
+}

@@ -1,0 +1,97 @@
+import { AppError } from "../protocol/index.js";
+import type { Db } from "./database.js";
+
+export type ThreadStatus = "idle" | "running" | "waiting_human";
+export type LastOutcome = "completed" | "max_rounds" | "cancelled" | "error" | "expired";
+
+export interface ThreadRow {
+  thread_id: string;
+  status: ThreadStatus;
+  last_outcome: LastOutcome | null;
+  latest_run_id: string | null;
+  holder_id: string | null;
+  open_interrupt_id: string | null;
+  metadata: string;
+  created_at: number;
+  updated_at: number;
+}
+
+/** Threads and their status. Every status change is a compare-and-set in SQL. */
+export class ThreadStore {
+  private readonly q;
+
+  constructor(private readonly db: Db) {
+    this.q = {
+      get: db.prepare<[string], ThreadRow>("SELECT * FROM threads WHERE thread_id = ?"),
+      insert: db.prepare(
+        "INSERT OR IGNORE INTO threads (thread_id, metadata, created_at, updated_at) VALUES (?, ?, ?, ?)",
+      ),
+      claim: db.prepare(
+        "UPDATE threads SET status = 'running', holder_id = ?, latest_run_id = ?, updated_at = ? WHERE thread_id = ? AND status = 'idle'",
+      ),
+      // A closer holds the thread without becoming its latest run: replays keep showing the run.
+      claimWaiting: db.prepare(
+        "UPDATE threads SET status = 'running', holder_id = ?, latest_run_id = COALESCE(?, latest_run_id), open_interrupt_id = NULL, updated_at = ? WHERE thread_id = ? AND status = 'waiting_human'",
+      ),
+      release: db.prepare(
+        "UPDATE threads SET status = ?, holder_id = NULL, last_outcome = COALESCE(?, last_outcome), open_interrupt_id = ?, updated_at = ? WHERE thread_id = ? AND status = 'running' AND holder_id = ?",
+      ),
+      running: db.prepare<[], ThreadRow>("SELECT * FROM threads WHERE status = 'running'"),
+    };
+  }
+
+  get(threadId: string): ThreadRow | undefined {
+    return this.q.get.get(threadId);
+  }
+
+  /** Creates the thread; `thread_exists` if the id is taken. */
+  create(threadId: string, metadata: Record<string, unknown> = {}): ThreadRow {
+    const now = Date.now();
+    if (this.q.insert.run(threadId, JSON.stringify(metadata), now, now).changes === 0) {
+      throw new AppError("thread_exists", `Thread ${threadId} already exists`);
+    }
+    return this.get(threadId)!;
+  }
+
+  ensure(threadId: string): void {
+    const now = Date.now();
+    this.q.insert.run(threadId, "{}", now, now);
+  }
+
+  /**
+   * idle → running for a new message. Throws `thread_busy` or `awaiting_approval`; atomic, so
+   * of two requests arriving together exactly one wins.
+   */
+  claimIdle(threadId: string, runId: string): void {
+    if (this.q.claim.run(runId, runId, Date.now(), threadId).changes === 1) return;
+    const t = this.get(threadId);
+    if (!t) throw new AppError("thread_not_found", `Thread ${threadId} not found`);
+    if (t.status === "waiting_human") {
+      throw new AppError("awaiting_approval", "This thread is waiting for approval: resume or cancel it first");
+    }
+    throw new AppError("thread_busy", "A run is already in flight on this thread");
+  }
+
+  /**
+   * waiting_human → running, for a resume (`asRun`: it becomes the latest run) or for closing
+   * an interrupt; false if another won.
+   */
+  claimWaiting(threadId: string, holderId: string, asRun: boolean): boolean {
+    return this.q.claimWaiting.run(holderId, asRun ? holderId : null, Date.now(), threadId).changes === 1;
+  }
+
+  /** running → idle | waiting_human, only by whoever holds the thread. */
+  release(
+    threadId: string,
+    holderId: string,
+    to: Exclude<ThreadStatus, "running">,
+    lastOutcome: LastOutcome | null,
+    openInterruptId: string | null = null,
+  ): boolean {
+    return this.q.release.run(to, lastOutcome, openInterruptId, Date.now(), threadId, holderId).changes === 1;
+  }
+
+  listRunning(): ThreadRow[] {
+    return this.q.running.all();
+  }
+}

@@ -1,0 +1,78 @@
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import { compileAgentGraph } from "../graphs/agent.js";
+import type { Config } from "./config.js";
+import type { Logger } from "./logger.js";
+import { createModel } from "./model/index.js";
+import { ExpiryCloser, readThreadView, recoverInterruptedRuns, RunContext, RunService } from "./runs/index.js";
+import { createApp } from "./server/index.js";
+import { openStore, type Store } from "./store/index.js";
+import { createDemoTools, ToolRegistry, type TollgateTool } from "./tools/index.js";
+import { createTestTools } from "./tools/testing/test-tools.js";
+
+export interface TollgateOptions {
+  config: Config;
+  log: Logger;
+  /** Your own model; defaults to what `config.model` names. */
+  model?: BaseChatModel;
+  /** Your own tools; defaults to the order-support demo tools. */
+  tools?: (store: Store) => TollgateTool[];
+  heartbeatMs?: number;
+}
+
+export interface Tollgate {
+  app: ReturnType<typeof createApp>;
+  store: Store;
+  runs: RunService;
+  expiry: ExpiryCloser;
+  /** Cancels runs in flight (reason `shutdown`), stops timers, closes the database. */
+  close(): Promise<void>;
+}
+
+/**
+ * Wires config → store → graph → runs → HTTP app, and recovers what a previous process left
+ * in flight before anything is served. `main.ts` adds the socket and signal handling.
+ */
+export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
+  const { config, log } = o;
+  const store = openStore(config.dataDir);
+  const tools = o.tools
+    ? o.tools(store)
+    : [...createDemoTools(store.db), ...(config.testTools ? createTestTools(store.db) : [])];
+  const model = o.model ?? createModel({
+    model: config.model,
+    openaiApiKey: config.openaiApiKey,
+    openaiBaseUrl: config.openaiBaseUrl,
+    demoTokenDelayMs: config.demoTokenDelayMs,
+  });
+  const graph = compileAgentGraph({ model, tools, ledger: store.ledger, maxRounds: config.maxRounds }, store.checkpointer);
+  const ctx = new RunContext(
+    graph,
+    store,
+    new ToolRegistry(tools),
+    { approvalTtlMs: config.approvalTtlMs, maxRounds: config.maxRounds, eventRetentionRuns: config.eventRetentionRuns },
+    log,
+  );
+  const recovered = await recoverInterruptedRuns(ctx);
+  if (recovered) log.warn(`closed ${recovered} run(s) left in flight by the previous process`);
+  const runs = new RunService(ctx);
+  const expiry = new ExpiryCloser(ctx, config.expirySweepMs);
+  expiry.start();
+  const app = createApp({
+    runs,
+    threads: store.threads,
+    readThread: (id) => readThreadView(ctx, id),
+    log,
+    heartbeatMs: o.heartbeatMs,
+  });
+  return {
+    app,
+    store,
+    runs,
+    expiry,
+    async close() {
+      await runs.shutdown();
+      await expiry.stop();
+      store.close();
+    },
+  };
+}

@@ -1,0 +1,32 @@
+import { tool } from "@langchain/core/tools";
+import type { Database } from "better-sqlite3";
+import { z } from "zod";
+import { defineTool, type TollgateTool } from "../tollgate-tool.js";
+import type { OrderRow } from "./demo-tables.js";
+
+/** Read-only: the order with what has been refunded so far. */
+export function lookupOrderTool(db: Database): TollgateTool {
+  const order = db.prepare<[string], OrderRow>("SELECT * FROM orders WHERE order_id = ?");
+  const refunded = db.prepare<[string], { total: number }>(
+    "SELECT COALESCE(SUM(amount_cents), 0) AS total FROM refunds WHERE order_id = ?",
+  );
+  const t = tool(
+    async ({ order_id }) => {
+      const row = order.get(order_id);
+      if (!row) throw new Error(`Order ${order_id} not found`);
+      return JSON.stringify({
+        order_id: row.order_id,
+        status: row.status,
+        total_cents: row.total_cents,
+        refunded_cents: refunded.get(order_id)!.total,
+        customer_email: row.customer_email,
+      });
+    },
+    {
+      name: "lookup_order",
+      description: "Look up an order by id: status, total, amount refunded so far, customer email.",
+      schema: z.object({ order_id: z.string().describe("Order id, e.g. A-1001") }),
+    },
+  );
+  return defineTool(t, { kind: "read" });
+}

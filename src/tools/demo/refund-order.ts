@@ -1,0 +1,35 @@
+import { tool } from "@langchain/core/tools";
+import type { Database } from "better-sqlite3";
+import { z } from "zod";
+import { defineTool, throwIfAborted, toolContext, type TollgateTool } from "../tollgate-tool.js";
+import { callIdOf } from "./demo-tables.js";
+
+/** Irreversible: records a refund. The write checks the abort signal inside its transaction. */
+export function refundOrderTool(db: Database): TollgateTool {
+  const insert = db.prepare(
+    "INSERT INTO refunds (order_id, amount_cents, reason, call_id, created_at) VALUES (?, ?, ?, ?, ?)",
+  );
+  const exists = db.prepare<[string], { order_id: string }>("SELECT order_id FROM orders WHERE order_id = ?");
+  const t = tool(
+    async ({ order_id, amount_cents, reason }, config) => {
+      const ctx = toolContext(config);
+      if (!exists.get(order_id)) throw new Error(`Order ${order_id} not found`);
+      const id = db.transaction(() => {
+        throwIfAborted(ctx.signal);
+        return insert.run(order_id, amount_cents, reason, callIdOf(ctx.idempotencyKey), new Date().toISOString())
+          .lastInsertRowid;
+      })();
+      return JSON.stringify({ refund_id: Number(id), order_id, amount_cents });
+    },
+    {
+      name: "refund_order",
+      description: "Refund part or all of an order. Irreversible: a person must approve it.",
+      schema: z.object({
+        order_id: z.string(),
+        amount_cents: z.number().int().positive(),
+        reason: z.string(),
+      }),
+    },
+  );
+  return defineTool(t, { kind: "irreversible" });
+}

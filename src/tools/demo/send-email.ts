@@ -1,0 +1,28 @@
+import { tool } from "@langchain/core/tools";
+import type { Database } from "better-sqlite3";
+import { z } from "zod";
+import { defineTool, throwIfAborted, toolContext, type TollgateTool } from "../tollgate-tool.js";
+import { callIdOf } from "./demo-tables.js";
+
+/** Irreversible: puts an email in the outbox. */
+export function sendEmailTool(db: Database): TollgateTool {
+  const insert = db.prepare(
+    'INSERT INTO outbox ("to", subject, body, call_id, created_at) VALUES (?, ?, ?, ?, ?)',
+  );
+  const t = tool(
+    async ({ to, subject, body }, config) => {
+      const ctx = toolContext(config);
+      const id = db.transaction(() => {
+        throwIfAborted(ctx.signal);
+        return insert.run(to, subject, body, callIdOf(ctx.idempotencyKey), new Date().toISOString()).lastInsertRowid;
+      })();
+      return JSON.stringify({ message_id: Number(id), to, subject });
+    },
+    {
+      name: "send_email",
+      description: "Send an email to a customer. Irreversible: a person must approve it.",
+      schema: z.object({ to: z.email(), subject: z.string(), body: z.string() }),
+    },
+  );
+  return defineTool(t, { kind: "irreversible" });
+}

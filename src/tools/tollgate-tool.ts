@@ -1,0 +1,46 @@
+import type { StructuredToolInterface } from "@langchain/core/tools";
+import type { ToolRunnableConfig } from "@langchain/core/tools";
+
+/** `read` tools run at once; `irreversible` tools run only after a person approves the exact call. */
+export type ToolKind = "read" | "irreversible";
+
+/**
+ * A standard LangChain tool plus what tollgate needs to know about it. Teams wrap the tools they
+ * already have; nothing about the tool itself changes.
+ */
+export interface TollgateTool {
+  tool: StructuredToolInterface;
+  kind: ToolKind;
+  /** Dotted argument paths (e.g. "card.number") masked in every event and view. */
+  sensitive?: readonly string[];
+}
+
+export function defineTool(
+  tool: StructuredToolInterface,
+  meta: { kind: ToolKind; sensitive?: readonly string[] },
+): TollgateTool {
+  return { tool, kind: meta.kind, sensitive: meta.sensitive ?? [] };
+}
+
+/** What a tool receives besides its arguments. */
+export interface ToolContext {
+  signal: AbortSignal | undefined;
+  /** `thread_id:call_id`: the same for every attempt at one approved call; pass it downstream. */
+  idempotencyKey: string | undefined;
+  threadId: string | undefined;
+}
+
+/** Reads tollgate's context from the config a LangChain tool function is called with. */
+export function toolContext(config: ToolRunnableConfig | undefined): ToolContext {
+  const c = (config?.configurable ?? {}) as Record<string, unknown>;
+  return {
+    signal: config?.signal,
+    idempotencyKey: typeof c.idempotency_key === "string" ? c.idempotency_key : undefined,
+    threadId: typeof c.thread_id === "string" ? c.thread_id : undefined,
+  };
+}
+
+/** Throws the signal's reason when it has fired: tools call this right before committing. */
+export function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : new Error("aborted");
+}

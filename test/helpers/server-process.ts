@@ -1,0 +1,149 @@
+/**
+ * Starts the real tollgate server (`src/main.ts`) as a child process, for tests that need real
+ * sockets, disconnects, signals and restarts.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+/** The repository root (/work/main), derived from this file so tests may run from any cwd. */
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const TSX_LOADER = pathToFileURL(path.join(REPO_ROOT, "node_modules/tsx/dist/loader.mjs")).href;
+const READY = /^tollgate listening on (http:\/\/\S+)\s*$/m;
+const READY_TIMEOUT_MS = 20_000;
+
+/** Config the server reads; dropped from the inherited env so a developer's shell cannot leak in. */
+const SCRUBBED = ["PORT", "HOST", "DATA_DIR", "MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "APPROVAL_TTL_SECONDS", "MAX_ROUNDS"];
+
+export interface ServerProcess {
+  /** e.g. `http://127.0.0.1:54321`, as printed by the server. */
+  url: string;
+  dataDir: string;
+  child: ChildProcess;
+  /** Everything the child wrote so far. */
+  stdout(): string;
+  stderr(): string;
+  /**
+   * Sends `signal` (default SIGTERM) and resolves with the exit code (null when killed by a
+   * signal). A child still alive after `killGraceMs` (default 10 s) is SIGKILLed, so a hung
+   * shutdown fails the test (code null, signal SIGKILL) instead of hanging it. Safe after exit.
+   */
+  kill(signal?: NodeJS.Signals): Promise<number | null>;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+export interface StartServerOptions {
+  /** Reuse a data dir (restart tests). Default: a fresh temp dir, removed when the test process exits. */
+  dataDir?: string;
+  /** Script to run, relative to the repo root. Default `src/main.ts`. */
+  entry?: string;
+  /** How long `kill()` waits before escalating to SIGKILL. Default 10 000. */
+  killGraceMs?: number;
+}
+
+const live = new Set<ChildProcess>();
+const tempDirs = new Set<string>();
+let exitHookInstalled = false;
+
+/** Last-resort cleanup if a test forgets `kill()`: no orphaned servers, no temp-dir litter. */
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.once("exit", () => {
+    for (const child of live) child.kill("SIGKILL");
+    for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true });
+  });
+}
+
+/**
+ * Spawns the server with PORT=0, HOST=127.0.0.1 and DATA_DIR, plus `env` overrides (a value of
+ * `undefined` unsets the variable). Resolves once the server prints its listening line; rejects
+ * with the collected stderr if the child exits first or is not ready within 20 s.
+ */
+export async function startServer(env: Record<string, string | undefined> = {}, opts: StartServerOptions = {}): Promise<ServerProcess> {
+  installExitHook();
+  let dataDir = opts.dataDir;
+  if (!dataDir) {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tollgate-"));
+    tempDirs.add(dataDir);
+  }
+
+  const childEnv: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !SCRUBBED.includes(k)) childEnv[k] = v;
+  Object.assign(childEnv, { PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir });
+  for (const [k, v] of Object.entries(env)) {
+    if (v === undefined) delete childEnv[k];
+    else childEnv[k] = v;
+  }
+
+  // node --import tsx rather than the tsx CLI: the CLI runs the script in a grandchild, so a
+  // SIGKILL (crash tests) would hit the wrapper and orphan the real server. This way child.pid
+  // is the server itself.
+  const child = spawn(process.execPath, ["--import", TSX_LOADER, opts.entry ?? "src/main.ts"], {
+    cwd: REPO_ROOT,
+    env: childEnv,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  live.add(child);
+  let out = "";
+  let err = "";
+  child.stdout!.setEncoding("utf8").on("data", (s: string) => (out += s));
+  child.stderr!.setEncoding("utf8").on("data", (s: string) => (err += s));
+
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.once("exit", (code, signal) => {
+      live.delete(child);
+      resolve({ code, signal });
+    });
+    // Spawn failures (e.g. missing binary) emit 'error' and maybe no 'exit'.
+    child.once("error", (e) => {
+      err += `\nspawn error: ${e.message}`;
+      live.delete(child);
+      resolve({ code: null, signal: null });
+    });
+  });
+
+  const url = await new Promise<string>((resolve, reject) => {
+    let settled = false;
+    const timer = setTimeout(() => fail(`not ready after ${READY_TIMEOUT_MS} ms`), READY_TIMEOUT_MS);
+    const onData = () => {
+      const m = READY.exec(out);
+      if (!m || settled) return;
+      cleanup();
+      resolve(m[1]!);
+    };
+    function fail(why: string) {
+      if (settled) return;
+      cleanup();
+      child.kill("SIGKILL");
+      reject(new Error(`tollgate server ${why}\n--- stderr ---\n${err}\n--- stdout ---\n${out}`));
+    }
+    function cleanup() {
+      settled = true;
+      clearTimeout(timer);
+      child.stdout!.off("data", onData);
+    }
+    child.stdout!.on("data", onData);
+    void exited.then(({ code, signal }) => fail(`exited before ready (code ${code}, signal ${signal})`));
+  });
+
+  return {
+    url,
+    dataDir,
+    child,
+    stdout: () => out,
+    stderr: () => err,
+    exited,
+    async kill(signal: NodeJS.Signals = "SIGTERM") {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill(signal);
+        const timer = setTimeout(() => child.kill("SIGKILL"), opts.killGraceMs ?? 10_000);
+        await exited;
+        clearTimeout(timer);
+      }
+      return (await exited).code;
+    },
+  };
+}

@@ -1,0 +1,35 @@
+/**
+ * A read-only look into a tollgate data dir's database, for asserting side effects
+ * (rows in `refunds`, `outbox`, …) from tests while the server may still be running.
+ */
+import path from "node:path";
+import Database from "better-sqlite3";
+
+export interface TestDb extends Database.Database {
+  /** `SELECT count(*)` of a table. */
+  countRows(table: string): number;
+  /** All rows of a table in insertion (rowid) order, optionally filtered by a `WHERE` clause with params. */
+  rows<T = Record<string, unknown>>(table: string, where?: string, ...params: unknown[]): T[];
+}
+
+const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * Opens `<dataDir>/tollgate.db` read-only. Readonly keeps a test from ever taking the write lock
+ * the server needs; the busy timeout rides out the server's own checkpoints. Close it when done.
+ */
+export function openDb(dataDir: string): TestDb {
+  const db = new Database(path.join(dataDir, "tollgate.db"), { readonly: true, fileMustExist: true, timeout: 5000 });
+  const quoted = (table: string) => {
+    // Table names cannot be bound as parameters, so refuse anything that is not a plain identifier.
+    if (!IDENT.test(table)) throw new Error(`openDb: not a table name: ${JSON.stringify(table)}`);
+    return `"${table}"`;
+  };
+  return Object.assign(db, {
+    countRows: (table: string) =>
+      (db.prepare(`SELECT count(*) AS n FROM ${quoted(table)}`).get() as { n: number }).n,
+    rows: <T,>(table: string, where?: string, ...params: unknown[]) =>
+      // ORDER BY rowid fails on WITHOUT ROWID tables; those are not expected here.
+      db.prepare(`SELECT * FROM ${quoted(table)}${where ? ` WHERE ${where}` : ""} ORDER BY rowid`).all(...params) as T[],
+  }) as TestDb;
+}
