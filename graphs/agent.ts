@@ -63,3 +63,13 @@ export function compileAgentGraph(opts: AgentGraphOptions, checkpointer?: BaseCh
 }
 
 export type AgentGraph = ReturnType<typeof compileAgentGraph>;
+
+// ---- LangGraph Studio entry (kept in one block: the import is hoisted like any other) ----
+import { studioGraphOptions } from "./studio.js";
+
+/**
+ * What LangGraph Studio loads (`langgraph.json` → `graphs/agent.ts:graph`): the same workflow and
+ * gate, compiled without a checkpointer because `langgraph dev` brings its own. Building it opens
+ * nothing: the demo tools' database opens at their first call (see `./studio.ts`).
+ */
+export const graph = createAgentWorkflow(studioGraphOptions()).compile({ interruptBefore: ["call_tool"] });

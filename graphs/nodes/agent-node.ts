@@ -20,6 +20,9 @@ export interface TokenChunk {
 export function createAgentNode(model: BaseChatModel, registry: ToolRegistry, systemPrompt: string | undefined) {
   const tools = registry.langchainTools();
   const bound = tools.length && model.bindTools ? model.bindTools(tools) : model;
+  // Chat Completions servers end every complete answer with a finish_reason; other model
+  // classes report completion in their own ways, so only this protocol is checked.
+  const checksFinish = model._llmType() === "openai";
   return async function agent(state: AgentStateType, config: LangGraphRunnableConfig): Promise<AgentUpdate> {
     const input: BaseMessage[] = systemPrompt ? [new SystemMessage(systemPrompt), ...state.messages] : state.messages;
     let full: AIMessageChunk | undefined;
@@ -30,8 +33,14 @@ export function createAgentNode(model: BaseChatModel, registry: ToolRegistry, sy
         if (text) config.writer?.({ token: text } satisfies TokenChunk);
         full = full ? full.concat(chunk) : chunk;
       }
+      // ChatOpenAI ends its stream quietly on abort: a half answer must not pass as a whole one.
+      config.signal?.throwIfAborted();
+      if (checksFinish && !full?.response_metadata?.finish_reason) {
+        throw new ModelCallError("Model call failed: the stream ended before the model finished its answer");
+      }
     } catch (err) {
-      if (config.signal?.aborted) throw err;
+      if (config.signal?.aborted) throw config.signal.reason ?? err;
+      if (err instanceof ModelCallError) throw err;
       throw new ModelCallError(describeModelFailure(err), { cause: err });
     }
     return { messages: [finalMessage(full)], rounds: state.rounds + 1 };

@@ -1,5 +1,5 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import { ChatOpenAI } from "@langchain/openai";
+import { ChatOpenAICompletions } from "@langchain/openai";
 import { DemoChatModel } from "./demo-model.js";
 
 export interface ModelSettings {
@@ -15,15 +15,17 @@ export interface ModelSettings {
  */
 export function createModel(s: ModelSettings): BaseChatModel {
   if (s.model === "demo") return new DemoChatModel({ tokenDelayMs: s.demoTokenDelayMs });
-  return new ChatOpenAI({
+  // ChatOpenAI's Chat Completions flavour: plain ChatOpenAI switches some model names to the
+  // Responses API, which OpenAI-compatible servers (vLLM, Ollama…) do not speak.
+  return new ChatOpenAICompletions({
     model: s.model,
     apiKey: s.openaiApiKey ?? "not-needed",
-    configuration: s.openaiBaseUrl ? { baseURL: s.openaiBaseUrl } : undefined,
+    // The SDK would print a garbage response line to the console; the run reports it instead.
+    configuration: { baseURL: s.openaiBaseUrl, logLevel: "off" },
     streaming: true,
     streamUsage: true,
     // A failed call is reported to the person at once; silent retries would also double the
     // wait before a cancel or an error shows.
     maxRetries: 0,
-    useResponsesApi: false,
   });
 }

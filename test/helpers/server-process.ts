@@ -11,6 +11,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 /** The repository root (/work/main), derived from this file so tests may run from any cwd. */
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const TSX_LOADER = pathToFileURL(path.join(REPO_ROOT, "node_modules/tsx/dist/loader.mjs")).href;
+const ORPHAN_GUARD = pathToFileURL(path.join(REPO_ROOT, "test/helpers/orphan-guard.mjs")).href;
 const READY = /^tollgate listening on (http:\/\/\S+)\s*$/m;
 const READY_TIMEOUT_MS = 20_000;
 
@@ -45,16 +46,29 @@ export interface StartServerOptions {
 
 const live = new Set<ChildProcess>();
 const tempDirs = new Set<string>();
-let exitHookInstalled = false;
+let hooksInstalled = false;
 
-/** Last-resort cleanup if a test forgets `kill()`: no orphaned servers, no temp-dir litter. */
-function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.once("exit", () => {
+/**
+ * Last-resort cleanup if a test forgets `kill()`. 'exit' alone is not enough: vitest ends its
+ * fork workers with SIGTERM, whose default action skips 'exit' handlers. (orphan-guard.mjs covers
+ * the SIGKILL case from the child's side.)
+ */
+function installHooks(): void {
+  if (hooksInstalled) return;
+  hooksInstalled = true;
+  const cleanup = () => {
     for (const child of live) child.kill("SIGKILL");
     for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true });
-  });
+  };
+  process.once("exit", cleanup);
+  const signals = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
+  const onSignal = (sig: NodeJS.Signals) => {
+    cleanup();
+    for (const s of signals) process.off(s, onSignal);
+    // Re-raise so the process dies as it would have without us, unless someone else handles it.
+    if (process.listenerCount(sig) === 0) process.kill(process.pid, sig);
+  };
+  for (const s of signals) process.on(s, onSignal);
 }
 
 /**
@@ -63,7 +77,7 @@ function installExitHook(): void {
  * with the collected stderr if the child exits first or is not ready within 20 s.
  */
 export async function startServer(env: Record<string, string | undefined> = {}, opts: StartServerOptions = {}): Promise<ServerProcess> {
-  installExitHook();
+  installHooks();
   let dataDir = opts.dataDir;
   if (!dataDir) {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tollgate-"));
@@ -81,11 +95,12 @@ export async function startServer(env: Record<string, string | undefined> = {}, 
   // node --import tsx rather than the tsx CLI: the CLI runs the script in a grandchild, so a
   // SIGKILL (crash tests) would hit the wrapper and orphan the real server. This way child.pid
   // is the server itself.
-  const child = spawn(process.execPath, ["--import", TSX_LOADER, opts.entry ?? "src/main.ts"], {
+  const child = spawn(process.execPath, ["--import", ORPHAN_GUARD, "--import", TSX_LOADER, opts.entry ?? "src/main.ts"], {
     cwd: REPO_ROOT,
     env: childEnv,
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: ["ignore", "pipe", "pipe", "ipc"], // ipc: only so orphan-guard notices our death
   });
+  child.channel?.unref(); // nor may it keep the test process alive
   live.add(child);
   let out = "";
   let err = "";

@@ -1,3 +1,5 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -60,5 +62,36 @@ describe("startServer (against a fixture entry)", () => {
     const killed = s.kill();
     await expect(killed).resolves.toBeNull();
     expect((await s.exited).signal).toBe("SIGKILL");
+  });
+
+  describe("when the test process dies without kill()", () => {
+    async function parentWithServer() {
+      const parent = spawn(process.execPath, ["--import", "tsx", "test/unit/helpers/fixtures/orphan-parent.ts"], { cwd: REPO_ROOT, stdio: ["ignore", "pipe", "inherit"] });
+      const [line] = (await once(parent.stdout!, "data")) as [Buffer];
+      return { parent, ...(JSON.parse(line.toString()) as { pid: number; dataDir: string }) };
+    }
+    const alive = (pid: number) => { try { process.kill(pid, 0); return true; } catch { return false; } };
+    async function gone(pid: number) {
+      for (let i = 0; i < 50 && alive(pid); i++) await new Promise((r) => setTimeout(r, 50));
+      return !alive(pid);
+    }
+
+    it("SIGKILL of the test process takes the server with it", async () => {
+      const { parent, pid, dataDir } = await parentWithServer();
+      expect(alive(pid)).toBe(true);
+      parent.kill("SIGKILL");
+      expect(await gone(pid)).toBe(true);
+      fs.rmSync(dataDir, { recursive: true, force: true }); // a SIGKILLed parent cannot clean up
+    });
+
+    it("SIGTERM of the test process kills the server and removes its temp dir", async () => {
+      const { parent, pid, dataDir } = await parentWithServer();
+      expect(fs.existsSync(dataDir)).toBe(true);
+      parent.kill("SIGTERM");
+      const [, signal] = await once(parent, "exit");
+      expect(signal).toBe("SIGTERM"); // re-raised: the parent still dies of the signal
+      expect(await gone(pid)).toBe(true);
+      expect(fs.existsSync(dataDir)).toBe(false);
+    });
   });
 });
