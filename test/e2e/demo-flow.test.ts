@@ -1,0 +1,61 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TollgateClient } from "../../src/client/index.js";
+import { type ServerProcess, startServer } from "../helpers/server-process.js";
+import { openDb, type TestDb } from "../helpers/sqlite.js";
+import { expectNoStackTraces, only, terminal, threadId, tokensText, types } from "./support.js";
+
+// The offline demo: no model endpoint, no key. What a newcomer sees after `npm start`.
+let server: ServerProcess;
+let client: TollgateClient;
+let db: TestDb;
+beforeAll(async () => {
+  server = await startServer({ MODEL: undefined, OPENAI_API_KEY: undefined, OPENAI_BASE_URL: undefined, DEMO_TOKEN_DELAY_MS: "0" });
+  client = new TollgateClient({ baseUrl: server.url });
+  db = openDb(server.dataDir);
+});
+afterAll(async () => {
+  expectNoStackTraces(server);
+  db?.close();
+  await server?.kill();
+});
+
+describe("MODEL=demo, offline", () => {
+  it("seeds the five orders on first start", () => {
+    expect(db.rows<{ order_id: string }>("orders").map((o) => o.order_id)).toEqual(["A-1001", "A-1002", "A-1003", "A-1004", "A-1005"]);
+  });
+
+  it("refund: lookup runs at once, the refund waits, approval runs it once", async () => {
+    const id = threadId("demo-refund");
+    const events = await client.run(id, "refund order A-1002 5 dollars").collect();
+    const intr = terminal(events, "interrupt");
+    expect(tokensText(events)).toContain("needs your approval");
+    expect(types(events)).toEqual(["tool_call", "tool_call", "tool_result", "interrupt"]);
+    expect(only(events, "tool_result")[0]).toMatchObject({ name: "lookup_order", status: "ok" });
+    expect(intr.calls).toEqual([
+      { call_id: expect.any(String), name: "refund_order", args: { order_id: "A-1002", amount_cents: 500, reason: "Customer request" } },
+    ]);
+    const resumed = await client.resume(id, intr.interrupt_id, [{ call_id: intr.calls[0]!.call_id, approved: true }]).collect();
+    expect(terminal(resumed, "done").message).toBe("Done: refunded $5.00 on A-1002.");
+    expect(db.rows("refunds", "call_id = ?", intr.calls[0]!.call_id)).toMatchObject([{ order_id: "A-1002", amount_cents: 500 }]);
+  });
+
+  it("lookup: answers from the order", async () => {
+    const events = await client.run(threadId("demo-where"), "where is A-1001").collect();
+    expect(terminal(events, "done").message).toBe(
+      "Order A-1001 is shipped. Total $49.99, refunded so far $0.00. Customer: ada@example.com.",
+    );
+  });
+
+  it("email: rejected, nothing in the outbox, and the agent says so", async () => {
+    const id = threadId("demo-email");
+    const intr = terminal(await client.run(id, "email the customer of A-1003 that it ships tomorrow").collect(), "interrupt");
+    expect(intr.calls[0]).toMatchObject({ name: "send_email", args: { to: "alan@example.com", body: "Hello, it ships tomorrow" } });
+    const resumed = await client.resume(id, intr.interrupt_id, [{ call_id: intr.calls[0]!.call_id, approved: false, reason: "wrong tone" }]).collect();
+    expect(terminal(resumed, "done").message).toBe("I did not send the email. Rejected: wrong tone");
+    expect(db.countRows("outbox")).toBe(0);
+  });
+
+  it("anything else: a short help text", async () => {
+    expect(terminal(await client.run(threadId("demo-help"), "hello").collect(), "done").message).toMatch(/refund order A-1002/);
+  });
+});
