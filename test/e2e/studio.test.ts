@@ -124,6 +124,22 @@ describe.skipIf(unavailable !== null)(
       expect(refunds()).toEqual([]);
     });
 
+    it("a run that switches the interrupt off still cannot run the call: the gate is the node", async () => {
+      // Studio (and any API client) may send `interrupt_before: []`; the graph then goes straight
+      // through call_tool, which finds no decision and rejects.
+      const thread = await client.threads.create();
+      await client.runs.wait(thread.thread_id, "agent", {
+        input: { messages: [{ role: "user", content: REQUEST }] },
+        interruptBefore: [],
+      });
+      const s = await state(thread.thread_id);
+      expect(s.next).toEqual([]);
+      const refund = s.messages.flatMap((m) => m.tool_calls ?? []).find((c) => c.name === "refund_order")!;
+      const answer = s.messages.find((m) => m.type === "tool" && m.tool_call_id === refund.id);
+      expect(answer?.content).toBe("Rejected: no decision");
+      expect(refunds()).toEqual([]);
+    });
+
     it("continuing with configurable.decisions approving the call runs it exactly once", async () => {
       const { threadId, call } = await haltedRefund();
       const approve = { configurable: { decisions: [{ call_id: call.id, approved: true }] } };
