@@ -6,6 +6,7 @@ import { type ExecutionLedger, MemoryLedger } from "./execution-ledger.js";
 import { createAgentNode } from "./nodes/agent-node.js";
 import { createCallToolNode } from "./nodes/call-tool-node.js";
 import { createToolsNode } from "./nodes/tools-node.js";
+import { studioGraphOptions } from "./studio.js";
 import { AgentState, type AgentStateType } from "./state.js";
 import { unansweredCalls } from "./tool-messages.js";
 
@@ -64,8 +65,7 @@ export function compileAgentGraph(opts: AgentGraphOptions, checkpointer?: BaseCh
 
 export type AgentGraph = ReturnType<typeof compileAgentGraph>;
 
-// ---- LangGraph Studio entry (kept in one block: the import is hoisted like any other) ----
-import { studioGraphOptions } from "./studio.js";
+// ---- LangGraph Studio entry ----
 
 /**
  * What LangGraph Studio loads (`langgraph.json` → `graphs/agent.ts:graph`): the same workflow and

@@ -1,7 +1,7 @@
 import { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { ChatResult } from "@langchain/core/outputs";
-import type { Database, Statement } from "better-sqlite3";
-import { loadConfig } from "../src/config.js";
+import type { Database } from "better-sqlite3";
+import { type Config, loadConfig } from "../src/config.js";
 import { createModel } from "../src/model/index.js";
 import { openDatabase } from "../src/store/index.js";
 import { setupDemoTables, type TollgateTool } from "../src/tools/index.js";
@@ -27,11 +27,12 @@ const STUDIO_ENV = ["DATA_DIR", "MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "M
  */
 export function studioGraphOptions(env: Record<string, string | undefined> = process.env): AgentGraphOptions {
   const picked = Object.fromEntries(STUDIO_ENV.map((k) => [k, env[k]]));
-  let config: ReturnType<typeof loadConfig>;
+  let config: Config;
   try {
     config = loadConfig(picked);
   } catch (err) {
-    const problem = err instanceof Error ? err.message : String(err);
+    // One line: model errors are shown by their first line only.
+    const problem = (err instanceof Error ? err.message : String(err)).replace(/\s*\n\s*/g, " ");
     return { model: new MisconfiguredModel(problem), tools: lazyDemoTools(() => { throw new Error(problem); }) };
   }
   return {
@@ -53,41 +54,11 @@ function openDemoDatabase(dataDir: string): Database {
   return db;
 }
 
-/**
- * The three demo tools (the ones `createDemoTools` builds) on a database opened at first use.
- * They are built one by one because `createDemoTools` seeds its tables, which needs the database.
- */
+/** The three demo tools (as `createDemoTools` builds them) on a database opened at their first call. */
 export function lazyDemoTools(open: () => Database): TollgateTool[] {
-  const db = lazyDatabase(open);
-  return [lookupOrderTool(db), refundOrderTool(db), sendEmailTool(db)];
-}
-
-/**
- * A Database that calls `open` the first time something is done with it. `prepare` hands back
- * a statement that is prepared at its first use, so tools can prepare theirs when they are
- * built, before any database exists.
- */
-export function lazyDatabase(open: () => Database): Database {
   let db: Database | undefined;
-  const real = () => (db ??= open());
-  return new Proxy({} as Database, {
-    get(_target, prop) {
-      if (prop === "prepare") return (sql: string) => lazyStatement(() => real().prepare(sql));
-      return bound(real(), prop);
-    },
-  });
-}
-
-function lazyStatement(prepare: () => Statement): Statement {
-  let stmt: Statement | undefined;
-  return new Proxy({} as Statement, {
-    get: (_target, prop) => bound((stmt ??= prepare()), prop),
-  });
-}
-
-function bound(target: object, prop: PropertyKey): unknown {
-  const value: unknown = Reflect.get(target, prop);
-  return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+  const get = () => (db ??= open());
+  return [lookupOrderTool(get), refundOrderTool(get), sendEmailTool(get)];
 }
 
 /**

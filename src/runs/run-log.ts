@@ -39,19 +39,27 @@ export class RunLog {
   /** Batches of events after `afterSeq`, as they come, until the terminal one. */
   async *follow(afterSeq: number, signal?: AbortSignal): AsyncGenerator<LoggedEvent[]> {
     let next = Math.max(0, afterSeq + 1);
-    for (;;) {
-      if (signal?.aborted) return;
-      if (next < this.events.length) {
-        const batch = this.events.slice(next);
-        next = this.events.length;
-        yield batch;
-        continue;
+    let wake: (() => void) | undefined;
+    // One listener for the whole follow, not one per wait: waits happen once per token.
+    const onAbort = () => wake?.();
+    signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      for (;;) {
+        if (signal?.aborted) return;
+        if (next < this.events.length) {
+          const batch = this.events.slice(next);
+          next = this.events.length;
+          yield batch;
+          continue;
+        }
+        if (this.ended) return;
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+          this.waiters.push(resolve);
+        });
       }
-      if (this.ended) return;
-      await new Promise<void>((resolve) => {
-        this.waiters.push(resolve);
-        signal?.addEventListener("abort", () => resolve(), { once: true });
-      });
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
     }
   }
 }

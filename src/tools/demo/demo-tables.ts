@@ -43,3 +43,12 @@ export function callIdOf(idempotencyKey: string | undefined): string | null {
   const at = idempotencyKey.lastIndexOf(":");
   return at >= 0 ? idempotencyKey.slice(at + 1) : idempotencyKey;
 }
+
+/** A database, or a way to get one at first use (LangGraph Studio opens it lazily). */
+export type DbSource = Database | (() => Database);
+
+/** Statements prepared once, on first use, so building a tool never touches the database. */
+export function prepared<T>(source: DbSource, build: (db: Database) => T): () => T {
+  let made: T | undefined;
+  return () => (made ??= build(typeof source === "function" ? source() : source));
+}

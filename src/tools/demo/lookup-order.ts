@@ -1,17 +1,19 @@
 import { tool } from "@langchain/core/tools";
-import type { Database } from "better-sqlite3";
 import { z } from "zod";
 import { defineTool, type TollgateTool } from "../tollgate-tool.js";
-import type { OrderRow } from "./demo-tables.js";
+import { type DbSource, type OrderRow, prepared } from "./demo-tables.js";
 
 /** Read-only: the order with what has been refunded so far. */
-export function lookupOrderTool(db: Database): TollgateTool {
-  const order = db.prepare<[string], OrderRow>("SELECT * FROM orders WHERE order_id = ?");
-  const refunded = db.prepare<[string], { total: number }>(
-    "SELECT COALESCE(SUM(amount_cents), 0) AS total FROM refunds WHERE order_id = ?",
-  );
+export function lookupOrderTool(db: DbSource): TollgateTool {
+  const q = prepared(db, (d) => ({
+    order: d.prepare<[string], OrderRow>("SELECT * FROM orders WHERE order_id = ?"),
+    refunded: d.prepare<[string], { total: number }>(
+      "SELECT COALESCE(SUM(amount_cents), 0) AS total FROM refunds WHERE order_id = ?",
+    ),
+  }));
   const t = tool(
     async ({ order_id }) => {
+      const { order, refunded } = q();
       const row = order.get(order_id);
       if (!row) throw new Error(`Order ${order_id} not found`);
       return JSON.stringify({

@@ -1,20 +1,21 @@
 import { tool } from "@langchain/core/tools";
-import type { Database } from "better-sqlite3";
 import { z } from "zod";
 import { defineTool, throwIfAborted, toolContext, type TollgateTool } from "../tollgate-tool.js";
-import { callIdOf } from "./demo-tables.js";
+import { callIdOf, type DbSource, prepared } from "./demo-tables.js";
 
 /** Irreversible: records a refund. The write checks the abort signal inside its transaction. */
-export function refundOrderTool(db: Database): TollgateTool {
-  const insert = db.prepare(
-    "INSERT INTO refunds (order_id, amount_cents, reason, call_id, created_at) VALUES (?, ?, ?, ?, ?)",
-  );
-  const exists = db.prepare<[string], { order_id: string }>("SELECT order_id FROM orders WHERE order_id = ?");
+export function refundOrderTool(db: DbSource): TollgateTool {
+  const q = prepared(db, (d) => ({
+    insert: d.prepare("INSERT INTO refunds (order_id, amount_cents, reason, call_id, created_at) VALUES (?, ?, ?, ?, ?)"),
+    exists: d.prepare<[string], { order_id: string }>("SELECT order_id FROM orders WHERE order_id = ?"),
+    transaction: <T>(fn: () => T) => d.transaction(fn),
+  }));
   const t = tool(
     async ({ order_id, amount_cents, reason }, config) => {
       const ctx = toolContext(config);
+      const { insert, exists, transaction } = q();
       if (!exists.get(order_id)) throw new Error(`Order ${order_id} not found`);
-      const id = db.transaction(() => {
+      const id = transaction(() => {
         throwIfAborted(ctx.signal);
         return insert.run(order_id, amount_cents, reason, callIdOf(ctx.idempotencyKey), new Date().toISOString())
           .lastInsertRowid;

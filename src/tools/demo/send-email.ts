@@ -1,18 +1,19 @@
 import { tool } from "@langchain/core/tools";
-import type { Database } from "better-sqlite3";
 import { z } from "zod";
 import { defineTool, throwIfAborted, toolContext, type TollgateTool } from "../tollgate-tool.js";
-import { callIdOf } from "./demo-tables.js";
+import { callIdOf, type DbSource, prepared } from "./demo-tables.js";
 
 /** Irreversible: puts an email in the outbox. */
-export function sendEmailTool(db: Database): TollgateTool {
-  const insert = db.prepare(
-    'INSERT INTO outbox ("to", subject, body, call_id, created_at) VALUES (?, ?, ?, ?, ?)',
-  );
+export function sendEmailTool(db: DbSource): TollgateTool {
+  const q = prepared(db, (d) => ({
+    insert: d.prepare('INSERT INTO outbox ("to", subject, body, call_id, created_at) VALUES (?, ?, ?, ?, ?)'),
+    transaction: <T>(fn: () => T) => d.transaction(fn),
+  }));
   const t = tool(
     async ({ to, subject, body }, config) => {
       const ctx = toolContext(config);
-      const id = db.transaction(() => {
+      const { insert, transaction } = q();
+      const id = transaction(() => {
         throwIfAborted(ctx.signal);
         return insert.run(to, subject, body, callIdOf(ctx.idempotencyKey), new Date().toISOString()).lastInsertRowid;
       })();
