@@ -46,6 +46,8 @@ class ReconnectingEventStream implements EventStream {
   readonly #first: Promise<Response>;
   readonly #iterator: AsyncGenerator<ProtocolEvent, void, undefined>;
   #lastEventId: string | undefined;
+  /** The run a POST started (its `X-Run-Id` header): lets a drop before the first event be recovered. */
+  #runId: string | undefined;
 
   constructor(source: EventStreamSource) {
     this.#source = source;
@@ -88,7 +90,8 @@ class ReconnectingEventStream implements EventStream {
       for (;;) {
         const outcome = yield* this.#connection(pending, reconnecting);
         if (outcome.kind === "end" || signal.aborted) return;
-        if (this.#source.start && this.#lastEventId === undefined) {
+        if (this.#source.start && this.#lastEventId === undefined && this.#runId === undefined) {
+          // Without a run id, a replay could show another run's events: better to say so.
           throw networkError("the run's stream dropped before its first event", outcome.cause);
         }
         failures = outcome.progressed ? 1 : failures + 1;
@@ -129,6 +132,7 @@ class ReconnectingEventStream implements EventStream {
       await response.body?.cancel();
       throw protocolError(`expected an event stream, got ${response.status} ${contentType || "(no content type)"}`);
     }
+    if (!reconnecting && this.#source.start) this.#runId = response.headers.get("x-run-id") ?? undefined;
     const messages = readSse(response.body);
     let progressed = false;
     try {
@@ -157,6 +161,9 @@ class ReconnectingEventStream implements EventStream {
   #accept(message: SseMessage): ProtocolEvent | undefined {
     const id = message.id === undefined ? null : parseEventId(message.id);
     if (!id) throw protocolError(`frame without a <run_id>:<seq> id (got ${JSON.stringify(message.id ?? null)})`);
+    if (this.#runId !== undefined && id.runId !== this.#runId) {
+      throw protocolError(`expected events of run ${this.#runId}, got ${message.id}: the thread moved on to another run`);
+    }
     const last = this.#lastSeq.get(id.runId);
     if (last !== undefined && id.seq <= last) return undefined;
     const event = parseEvent(message);

@@ -59,5 +59,6 @@ export function sseResponse(o: SseOptions): Response {
     },
     cancel: gone,
   });
-  return new Response(body, { status: 200, headers: SSE_HEADERS });
+  // The run id up front lets a client recover a stream that drops before its first event.
+  return new Response(body, { status: 200, headers: { ...SSE_HEADERS, "X-Run-Id": o.runId } });
 }

@@ -123,6 +123,39 @@ describe("reconnect", () => {
     expect(server.requests).toHaveLength(1);
   });
 
+  it("recovers a run that drops before its first event when the server named the run (X-Run-Id)", async () => {
+    const run = scriptedRun("r9", 4);
+    const frames = framesOf(run);
+    server = await startServer(async (req, res) => {
+      if (req.method === "POST") {
+        res.writeHead(200, { "content-type": "text/event-stream", "x-run-id": "r9" });
+        res.flushHeaders();
+        return void res.destroy();
+      }
+      expect(req.headers["last-event-id"]).toBeUndefined(); // nothing seen yet: the whole run
+      sseHead(res);
+      await write(res, frames.join(""));
+      res.end();
+    });
+    expect(await clientFor(server).run("t1", "hi").collect()).toEqual(run);
+    expect(server.requests.map((r) => r.method)).toEqual(["POST", "GET"]);
+  });
+
+  it("refuses a replay of another run than the one the POST started", async () => {
+    server = await startServer(async (req, res) => {
+      if (req.method === "POST") {
+        res.writeHead(200, { "content-type": "text/event-stream", "x-run-id": "mine" });
+        res.flushHeaders();
+        return void res.destroy();
+      }
+      sseHead(res);
+      await write(res, framesOf(scriptedRun("someone-elses", 2)).join(""));
+      res.end();
+    });
+    const err = await clientFor(server).run("t1", "hi").collect().catch((e: unknown) => e);
+    expect((err as TollgateError).code).toBe("protocol_error");
+  });
+
   it("retries a stream() whose first GET fails, without Last-Event-ID", async () => {
     const frames = framesOf(scriptedRun("r1", 3));
     server = await startServer(async (_req, res) => {

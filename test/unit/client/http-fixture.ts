@@ -91,14 +91,4 @@ export function framesOf(events: ProtocolEvent[]): Buffer[] {
   return events.map((event, seq) => Buffer.from(encodeFrame(seq, event), "utf8"));
 }
 
-/** Small deterministic PRNG so a failing random schedule can be replayed from its seed. */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { mulberry32 } from "../../helpers/random.js";
