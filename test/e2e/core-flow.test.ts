@@ -154,10 +154,15 @@ describe("runs against an OpenAI-compatible model", () => {
     s.model.push({ garbage: "this is not json" });
     expect(terminal(await s.client.run(id, "again?").collect(), "error").code).toBe("model_error");
 
+    // A stream that stops before the model finished is a failure, not a short answer.
+    s.model.push({ truncated: true, text: "Half an ans" });
+    const cut = await s.client.run(id, "and again?").collect();
+    expect(terminal(cut, "error").code).toBe("model_error");
+
     s.model.push({ text: "Back online." });
     const ok = await s.client.run(id, "and now?").collect();
     expect(terminal(ok, "done").message).toBe("Back online.");
     const roles = (await s.client.getThread(id)).messages.map((m) => m.role);
-    expect(roles).toEqual(["user", "user", "user", "assistant"]);
+    expect(roles).toEqual(["user", "user", "user", "user", "assistant"]);
   });
 });

@@ -18,7 +18,9 @@ export type Turn =
   /** 200 with non-JSON junk: each line goes out as an SSE `data:` line, so the SDK must parse it. */
   | { garbage: string }
   /** Headers, the role chunk and optional `text`, then nothing until the client goes away. */
-  | { hang: true; text?: string };
+  | { hang: true; text?: string }
+  /** Some text, then the response ends cleanly with no finish_reason: an upstream that gave up mid-answer. */
+  | { truncated: true; text: string };
 
 /** A tool call in a scripted turn; `id` defaults to `call_<n>` (n counts calls across the server). */
 export interface ToolCallSpec { id?: string; name: string; args: object | string }
@@ -183,6 +185,11 @@ async function streamTurn(ctx: Ctx, turn: Exclude<Turn, { status: number }>, cal
   if ("hang" in turn) {
     await writeFrames(ctx, frames);
     return; // no end: the response stays open until the client aborts or close() drops it
+  }
+  if ("truncated" in turn) {
+    await writeFrames(ctx, frames);
+    if (!signal.aborted) res.end();
+    return;
   }
   frames.push(chunk({}, calls.length ? "tool_calls" : "stop"));
   if (ctx.body.stream_options?.include_usage) frames.push({ ...envelope(ctx, "chat.completion.chunk"), choices: [], usage: usage(ctx, pieces.length + calls.length) });
