@@ -1,3 +1,4 @@
 export * from "./events.js";
 export * from "./errors.js";
 export * from "./sse.js";
+export * from "./resources.js";

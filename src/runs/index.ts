@@ -5,7 +5,6 @@ export type { ActiveRun, RunSettings } from "./run-context.js";
 export { ExpiryCloser } from "./expiry-closer.js";
 export { recoverInterruptedRuns } from "./recovery.js";
 export { readThreadView } from "./thread-view.js";
-export type { ThreadView, WireMessage } from "./thread-view.js";
 export { adaptGraphStream, toolResultEvent } from "./adapter.js";
 export type { GraphChunk } from "./adapter.js";
 export type { ResumeDecision } from "./resume-gate.js";

@@ -1,12 +1,9 @@
 import type { GateDecision } from "../../graphs/decisions.js";
-import { AppError } from "../protocol/index.js";
+import { AppError, type Decision } from "../protocol/index.js";
 import type { Store } from "../store/index.js";
 
-export interface ResumeDecision {
-  call_id: string;
-  approved: boolean;
-  reason?: string;
-}
+/** A decision as the resume request carries it. */
+export type ResumeDecision = Decision;
 
 /**
  * Opens the gate for one resume, in one transaction: the thread exists, the interrupt is its open

@@ -1,25 +1,9 @@
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import type { AgentStateType } from "../../graphs/state.js";
-import { AppError, type InterruptPayload } from "../protocol/index.js";
-import { interruptPayload, type LastOutcome, type ThreadStatus } from "../store/index.js";
+import { AppError, type ThreadMessage, type ThreadView } from "../protocol/index.js";
+import { interruptPayload } from "../store/index.js";
 import type { ToolRegistry } from "../tools/index.js";
 import type { RunContext } from "./run-context.js";
-
-export interface WireMessage {
-  role: "user" | "assistant" | "tool";
-  content: string;
-  tool_calls?: Array<{ id: string; name: string; args: Record<string, unknown> }>;
-  tool_call_id?: string;
-  name?: string;
-}
-
-export interface ThreadView {
-  thread_id: string;
-  status: ThreadStatus;
-  last_outcome: LastOutcome | null;
-  messages: WireMessage[];
-  pending: InterruptPayload | null;
-}
 
 /** `GET /threads/:id`: status from the thread record, messages from the checkpoint, never from memory. */
 export async function readThreadView(ctx: RunContext, threadId: string): Promise<ThreadView> {
@@ -37,7 +21,7 @@ export async function readThreadView(ctx: RunContext, threadId: string): Promise
   };
 }
 
-function toWire(m: BaseMessage, registry: ToolRegistry): WireMessage[] {
+function toWire(m: BaseMessage, registry: ToolRegistry): ThreadMessage[] {
   if (HumanMessage.isInstance(m)) return [{ role: "user", content: m.text }];
   if (ToolMessage.isInstance(m)) {
     return [{ role: "tool", content: m.text, tool_call_id: m.tool_call_id, ...(m.name ? { name: m.name } : {}) }];

@@ -1,5 +1,6 @@
 import type { Logger } from "../logger.js";
-import type { RunService, ThreadView } from "../runs/index.js";
+import type { ThreadView } from "../protocol/index.js";
+import type { RunService } from "../runs/index.js";
 import type { ThreadStore } from "../store/index.js";
 
 /** What the HTTP layer needs; tests build it over a temp database. */

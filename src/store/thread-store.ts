@@ -1,8 +1,7 @@
-import { AppError } from "../protocol/index.js";
+import { AppError, type LastOutcome, type ThreadStatus } from "../protocol/index.js";
 import type { Db } from "./database.js";
 
-export type ThreadStatus = "idle" | "running" | "waiting_human";
-export type LastOutcome = "completed" | "max_rounds" | "cancelled" | "error" | "expired";
+export type { LastOutcome, ThreadStatus } from "../protocol/index.js";
 
 export interface ThreadRow {
   thread_id: string;
