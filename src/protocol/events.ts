@@ -24,6 +24,9 @@ export type ToolStatus = (typeof TOOL_STATUSES)[number];
 
 export const DONE_OUTCOMES = ["completed", "max_rounds"] as const;
 export const CANCEL_REASONS = ["client", "api", "shutdown"] as const;
+/** Codes of the `error` event: the model endpoint failed, or tollgate did (details in its log). */
+export const RUN_ERROR_CODES = ["model_error", "internal_error"] as const;
+export type RunErrorCode = (typeof RUN_ERROR_CODES)[number];
 export type CancelReason = (typeof CANCEL_REASONS)[number];
 
 const base = { run_id: z.string() };
@@ -75,7 +78,7 @@ export const doneEventSchema = z.object({
 export const errorEventSchema = z.object({
   type: z.literal("error"),
   ...base,
-  code: z.string(),
+  code: z.enum(RUN_ERROR_CODES),
   message: z.string(),
 });
 export const cancelledEventSchema = z.object({
