@@ -14,6 +14,14 @@ export interface TokenChunk {
 }
 
 /**
+ * `configurable` key of an optional direct token sink. tollgate's run engine passes one so that
+ * tokens skip LangGraph's stream queue (the largest per-token cost measured); without it (Studio,
+ * plain `graph.stream`) tokens go to the `custom` stream as `TokenChunk`s.
+ */
+export const TOKEN_SINK_KEY = "tollgate_token_sink";
+export type TokenSink = (text: string) => void;
+
+/**
  * Calls the model once, streaming its text through `config.writer` as it arrives (the lean path:
  * no per-token message snapshots), and returns the whole assistant message.
  */
@@ -26,11 +34,13 @@ export function createAgentNode(model: BaseChatModel, registry: ToolRegistry, sy
   return async function agent(state: AgentStateType, config: LangGraphRunnableConfig): Promise<AgentUpdate> {
     const input: BaseMessage[] = systemPrompt ? [new SystemMessage(systemPrompt), ...state.messages] : state.messages;
     let full: AIMessageChunk | undefined;
+    const sink = config.configurable?.[TOKEN_SINK_KEY] as TokenSink | undefined;
+    const emit: TokenSink = sink ?? ((token) => config.writer?.({ token } satisfies TokenChunk));
     try {
       const stream = await bound.stream(input, config);
       for await (const chunk of stream) {
         const text = chunk.text;
-        if (text) config.writer?.({ token: text } satisfies TokenChunk);
+        if (text) emit(text);
         full = full ? full.concat(chunk) : chunk;
       }
       // ChatOpenAI ends its stream quietly on abort: a half answer must not pass as a whole one.

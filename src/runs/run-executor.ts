@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
+import { TOKEN_SINK_KEY, type TokenSink } from "../../graphs/nodes/agent-node.js";
 import type { AgentStateType, AgentUpdate } from "../../graphs/state.js";
 import { unansweredCalls } from "../../graphs/tool-messages.js";
 import { ModelCallError } from "../model/index.js";
@@ -23,10 +24,20 @@ export async function executeRun(
   let outcome = "error";
   try {
     run.controller.signal.throwIfAborted(); // a cancel that landed while the run was starting wins
+    // Tokens go straight into the run's log; the graph stream carries only node updates.
+    const tokenSink: TokenSink = (text) => {
+      if (!run.log.isEnded) run.log.append({ type: "token", text });
+    };
     const stream = await ctx.graph.stream(input, {
-      configurable: { ...configurable, thread_id: run.threadId, run_id: run.runId, max_rounds: ctx.settings.maxRounds },
+      configurable: {
+        ...configurable,
+        thread_id: run.threadId,
+        run_id: run.runId,
+        max_rounds: ctx.settings.maxRounds,
+        [TOKEN_SINK_KEY]: tokenSink,
+      },
       signal: run.controller.signal,
-      streamMode: ["updates", "custom"],
+      streamMode: ["updates"],
     });
     for await (const body of adaptGraphStream(stream as AsyncIterable<GraphChunk>, ctx.registry)) run.log.append(body);
     outcome = await finishNormally(ctx, run);
