@@ -7,6 +7,7 @@ import { describeModelFailure, ModelCallError } from "../../src/model/model-call
 import type { ToolRegistry } from "../../src/tools/index.js";
 import type { AgentStateType, AgentUpdate } from "../state.js";
 import { UNPARSABLE_KEY } from "../tool-messages.js";
+import { ChunkAccumulator } from "./chunk-accumulator.js";
 
 /** What the agent node sends on the graph's `custom` stream for each piece of assistant text. */
 export interface TokenChunk {
@@ -33,16 +34,17 @@ export function createAgentNode(model: BaseChatModel, registry: ToolRegistry, sy
   const checksFinish = model._llmType() === "openai";
   return async function agent(state: AgentStateType, config: LangGraphRunnableConfig): Promise<AgentUpdate> {
     const input: BaseMessage[] = systemPrompt ? [new SystemMessage(systemPrompt), ...state.messages] : state.messages;
+    const acc = new ChunkAccumulator();
     let full: AIMessageChunk | undefined;
     const sink = config.configurable?.[TOKEN_SINK_KEY] as TokenSink | undefined;
     const emit: TokenSink = sink ?? ((token) => config.writer?.({ token } satisfies TokenChunk));
     try {
       const stream = await bound.stream(input, config);
       for await (const chunk of stream) {
-        const text = chunk.text;
+        const text = acc.add(chunk);
         if (text) emit(text);
-        full = full ? full.concat(chunk) : chunk;
       }
+      full = acc.result();
       // ChatOpenAI ends its stream quietly on abort: a half answer must not pass as a whole one.
       config.signal?.throwIfAborted();
       if (checksFinish && !full?.response_metadata?.finish_reason) {

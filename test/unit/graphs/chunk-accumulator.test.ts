@@ -1,0 +1,53 @@
+import { AIMessageChunk } from "@langchain/core/messages";
+import { describe, expect, it } from "vitest";
+import { ChunkAccumulator } from "../../../graphs/nodes/chunk-accumulator.js";
+
+const text = (t: string) => new AIMessageChunk({ id: "m1", content: t });
+
+function naive(chunks: AIMessageChunk[]) {
+  return chunks.reduce((a, c) => a.concat(c));
+}
+
+describe("ChunkAccumulator", () => {
+  it("gives the same message as concatenating every chunk", () => {
+    const chunks = [
+      new AIMessageChunk({ id: "m1", content: "", response_metadata: { model_provider: "openai" } }),
+      text("Let "),
+      text("me "),
+      text("check."),
+      new AIMessageChunk({ id: "m1", content: "", tool_call_chunks: [{ index: 0, id: "c1", name: "lookup_order", args: "" }] }),
+      new AIMessageChunk({ id: "m1", content: "", tool_call_chunks: [{ index: 0, args: '{"order_id":' }] }),
+      text(" more"),
+      new AIMessageChunk({ id: "m1", content: "", tool_call_chunks: [{ index: 0, args: '"A-1"}' }] }),
+      new AIMessageChunk({ id: "m1", content: "", response_metadata: { finish_reason: "tool_calls" } }),
+      new AIMessageChunk({ id: "m1", content: "", usage_metadata: { input_tokens: 3, output_tokens: 4, total_tokens: 7 } }),
+    ];
+    const acc = new ChunkAccumulator();
+    const texts = chunks.map((c) => acc.add(c));
+    const got = acc.result()!;
+    const want = naive(chunks);
+    expect(texts.join("")).toBe("Let me check. more");
+    expect(got.content).toBe(want.content);
+    expect(got.tool_calls).toEqual(want.tool_calls);
+    expect(got.tool_calls).toEqual([{ id: "c1", name: "lookup_order", args: { order_id: "A-1" }, type: "tool_call" }]);
+    expect(got.response_metadata.finish_reason).toBe("tool_calls");
+    expect(got.usage_metadata).toEqual(want.usage_metadata);
+    expect(got.id).toBe("m1");
+  });
+
+  it("keeps content blocks in order with the text around them", () => {
+    const chunks = [
+      text("a"),
+      text("b"),
+      new AIMessageChunk({ id: "m1", content: [{ type: "text", text: "c", index: 0 }] }),
+      text("d"),
+    ];
+    const acc = new ChunkAccumulator();
+    expect(chunks.map((c) => acc.add(c)).join("")).toBe("abcd");
+    expect(acc.result()!.text).toBe(naive(chunks).text);
+  });
+
+  it("has no result before any chunk", () => {
+    expect(new ChunkAccumulator().result()).toBeUndefined();
+  });
+});
