@@ -1,6 +1,6 @@
-import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { type Db, openDatabase } from "./database.js";
 import { InterruptStore } from "./interrupt-store.js";
+import { TollgateSaver } from "./checkpointer.js";
 import { SqliteLedger } from "./ledger-store.js";
 import { RunStore } from "./run-store.js";
 import { ThreadStore } from "./thread-store.js";
@@ -22,7 +22,7 @@ export interface Store {
   interrupts: InterruptStore;
   runs: RunStore;
   ledger: SqliteLedger;
-  checkpointer: SqliteSaver;
+  checkpointer: TollgateSaver;
   close(): void;
 }
 
@@ -35,7 +35,7 @@ export function openStore(dataDir: string): Store {
     runs: new RunStore(db),
     ledger: new SqliteLedger(db),
     // Same connection: checkpoints and tollgate's tables share the file and its WAL.
-    checkpointer: new SqliteSaver(db),
+    checkpointer: new TollgateSaver(db),
     close: () => db.close(),
   };
 }
