@@ -15,6 +15,9 @@ export interface LedgerEntry {
   argsHash: string;
 }
 
+/** A key already claimed for other arguments is never a licence to skip (or repeat) a call. */
+export const REUSED_CALL_ID: ToolOutcome = { status: "error", error: "call id already used for other arguments; not executed" };
+
 /**
  * The execution ledger, keyed by `thread_id:call_id`. `claim` must be atomic and durable before
  * the tool runs: that is what makes an approved call run at most once, ever.
@@ -28,24 +31,28 @@ export interface ExecutionLedger {
 
 /** For graphs served without tollgate's store (LangGraph Studio): once per process. */
 export class MemoryLedger implements ExecutionLedger {
-  private readonly rows = new Map<string, ToolOutcome | null>();
+  private readonly rows = new Map<string, { argsHash: string; outcome: ToolOutcome | null }>();
 
-  claim(key: string): LedgerClaim {
-    if (!this.rows.has(key)) {
-      this.rows.set(key, null);
+  claim(key: string, entry: LedgerEntry): LedgerClaim {
+    const row = this.rows.get(key);
+    if (!row) {
+      this.rows.set(key, { argsHash: entry.argsHash, outcome: null });
       return { kind: "claimed" };
     }
-    const outcome = this.rows.get(key);
-    return outcome ? { kind: "settled", outcome } : { kind: "in_doubt" };
+    if (row.argsHash !== entry.argsHash) {
+      return { kind: "settled", outcome: REUSED_CALL_ID };
+    }
+    return this.peek(key)!;
   }
 
   settle(key: string, outcome: ToolOutcome): void {
-    this.rows.set(key, outcome);
+    const row = this.rows.get(key);
+    if (row) row.outcome = outcome;
   }
 
   peek(key: string): Exclude<LedgerClaim, { kind: "claimed" }> | undefined {
-    if (!this.rows.has(key)) return undefined;
-    const outcome = this.rows.get(key);
-    return outcome ? { kind: "settled", outcome } : { kind: "in_doubt" };
+    const row = this.rows.get(key);
+    if (!row) return undefined;
+    return row.outcome ? { kind: "settled", outcome: row.outcome } : { kind: "in_doubt" };
   }
 }

@@ -55,7 +55,7 @@ export function createAgentNode(model: BaseChatModel, registry: ToolRegistry, sy
       if (err instanceof ModelCallError) throw err;
       throw new ModelCallError(describeModelFailure(err), { cause: err });
     }
-    return { messages: [finalMessage(full)], rounds: state.rounds + 1 };
+    return { messages: [finalMessage(full, usedCallIds(state.messages))], rounds: state.rounds + 1 };
   };
 }
 
@@ -63,13 +63,20 @@ export function createAgentNode(model: BaseChatModel, registry: ToolRegistry, sy
  * A plain AIMessage from the streamed chunks. Calls whose arguments did not parse are kept as
  * calls (so the model gets an answer for each id it sent) and flagged to be answered `invalid_args`.
  */
-export function finalMessage(full: AIMessageChunk | undefined): AIMessage {
+export function finalMessage(full: AIMessageChunk | undefined, used: Set<string> = new Set()): AIMessage {
   if (!full) return new AIMessage({ id: randomUUID(), content: "" });
   const calls: ToolCall[] = [];
   const unparsable: Record<string, string> = {};
+  // Call ids key the ledger and the idempotency key: some servers number calls per response
+  // (call_0, call_1…), so an id seen before in the thread, or twice in one batch, is replaced.
+  const freshId = (id: string | undefined) => {
+    const unique = id && !used.has(id) ? id : `call_${randomUUID().replace(/-/g, "")}`;
+    used.add(unique);
+    return unique;
+  };
   for (const c of full.tool_calls ?? []) {
     const args = normalizeArgs(c.args);
-    const id = c.id || `call_${randomUUID()}`;
+    const id = freshId(c.id);
     if (args) calls.push({ ...c, id, args });
     else {
       calls.push({ ...c, id, args: {} });
@@ -77,7 +84,7 @@ export function finalMessage(full: AIMessageChunk | undefined): AIMessage {
     }
   }
   for (const bad of full.invalid_tool_calls ?? []) {
-    const id = bad.id || `call_${randomUUID()}`;
+    const id = freshId(bad.id);
     calls.push({ id, name: bad.name ?? "unknown", args: {}, type: "tool_call" });
     unparsable[id] = `arguments are not valid JSON: ${bad.args ?? ""}`;
   }
@@ -89,6 +96,15 @@ export function finalMessage(full: AIMessageChunk | undefined): AIMessage {
     response_metadata: full.response_metadata,
     usage_metadata: full.usage_metadata,
   });
+}
+
+/** Every tool call id the thread's assistant messages have used. */
+function usedCallIds(messages: BaseMessage[]): Set<string> {
+  const ids = new Set<string>();
+  for (const m of messages) {
+    if (AIMessage.isInstance(m)) for (const c of m.tool_calls ?? []) if (c.id) ids.add(c.id);
+  }
+  return ids;
 }
 
 /** Some servers double-encode arguments as a JSON string; unwrap that, refuse anything else. */

@@ -1,6 +1,6 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { ToolCall } from "@langchain/core/messages/tool";
-import { hashArgs, runToolCall, type ToolOutcome, type ToolRegistry } from "../../src/tools/index.js";
+import { hashArgs, runToolCall, type ToolOutcome, type ToolRegistry, untilAborted } from "../../src/tools/index.js";
 import { readDecisions, type GateDecision } from "../decisions.js";
 import type { ExecutionLedger } from "../execution-ledger.js";
 import type { AgentStateType, AgentUpdate } from "../state.js";
@@ -40,15 +40,16 @@ export function createCallToolNode(registry: ToolRegistry, ledger: ExecutionLedg
     const claim = ledger.claim(key, { threadId, callId: call.id!, name: call.name, argsHash });
     if (claim.kind === "settled") return claim.outcome;
     if (claim.kind === "in_doubt") return closingOutcomes.outcomeUnknown();
-    let outcome: ToolOutcome;
-    try {
-      outcome = await runToolCall(registry, { id: call.id!, name: call.name, args: call.args }, { signal, threadId });
-    } catch (err) {
-      // runToolCall only throws for an abort; the tool saw it before committing.
-      ledger.settle(key, closingOutcomes.cancelled());
-      throw err;
-    }
-    ledger.settle(key, outcome);
-    return outcome;
+    // The ledger is settled when the tool's code really ends, even after this run stopped waiting:
+    // a tool that ignores the abort and commits later is recorded with what it did.
+    const settled = runToolCall(registry, { id: call.id!, name: call.name, args: call.args }, { signal, threadId }).then(
+      (outcome) => (ledger.settle(key, outcome), outcome),
+      (err: unknown) => {
+        // runToolCall only throws for an abort that the tool itself gave in to, before committing.
+        ledger.settle(key, closingOutcomes.cancelled());
+        throw err;
+      },
+    );
+    return untilAborted(settled, signal);
   }
 }

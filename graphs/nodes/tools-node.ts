@@ -1,5 +1,5 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import { runToolCall, validateArgs, type ToolOutcome, type ToolRegistry } from "../../src/tools/index.js";
+import { runToolCall, type ToolOutcome, type ToolRegistry, untilAborted, validateArgs } from "../../src/tools/index.js";
 import type { AgentStateType, AgentUpdate } from "../state.js";
 import { lastAssistant, outcomeMessage, unansweredCalls, unparsableError } from "../tool-messages.js";
 
@@ -21,7 +21,9 @@ export function createToolsNode(registry: ToolRegistry) {
           // Asking a person to approve a call that cannot run would only waste their time.
           return invalid ? outcomeMessage(call, { status: "invalid_args", error: invalid } satisfies ToolOutcome) : null;
         }
-        return outcomeMessage(call, await runToolCall(registry, request, { signal: config.signal, threadId }));
+        // A read-only tool that ignores the abort must not hold up a cancel.
+        const outcome = await untilAborted(runToolCall(registry, request, { signal: config.signal, threadId }), config.signal);
+        return outcomeMessage(call, outcome);
       }),
     );
     return { messages: results.filter((m) => m !== null) };

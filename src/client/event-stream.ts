@@ -143,7 +143,11 @@ class ReconnectingEventStream implements EventStream {
         } catch (cause) {
           return { kind: "drop", cause, progressed };
         }
-        if (step.done) return { kind: "drop", cause: new Error("stream ended before a terminal event"), progressed };
+        if (step.done) {
+          // A thread with no run yet: the server names no run and sends nothing. That is the end.
+          if (!progressed && !this.#source.start && !response.headers.has("x-run-id")) return { kind: "end" };
+          return { kind: "drop", cause: new Error("stream ended before a terminal event"), progressed };
+        }
         // Events already parsed from the last chunk must not slip out (or move lastEventId) after stop().
         if (this.#controller.signal.aborted) return { kind: "end" };
         const event = this.#accept(step.value);

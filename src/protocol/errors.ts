@@ -14,6 +14,8 @@ export const ERROR_STATUS = {
   approval_expired: 410,
   unknown_call: 422,
   model_error: 502,
+  /** After SIGTERM, until the process exits: requests on kept-alive connections still arrive. */
+  shutting_down: 503,
   internal_error: 500,
 } as const;
 

@@ -5,6 +5,24 @@ import { closePendingCalls } from "./pending-calls.js";
 
 class LostRace extends Error {}
 
+/** The tool message each pending call gets when its interrupt is closed this way. */
+export const closingOutcome = (to: "expired" | "cancelled") =>
+  to === "expired" ? closingOutcomes.expired() : closingOutcomes.cancelled();
+
+const CLOSER_PREFIX = "close-";
+
+/** A closer holds the thread under an id that names what it was doing, for crash recovery. */
+function closerHolderId(to: "expired" | "cancelled"): string {
+  return `${CLOSER_PREFIX}${to}-${randomUUID()}`;
+}
+
+/** What a closer that died while holding the thread was doing; undefined for a run's id. */
+export function closerTarget(holderId: string): "expired" | "cancelled" | undefined {
+  if (holderId.startsWith(`${CLOSER_PREFIX}expired-`)) return "expired";
+  if (holderId.startsWith(`${CLOSER_PREFIX}cancelled-`)) return "cancelled";
+  return undefined;
+}
+
 /**
  * Closes an open interrupt without running anything (cancel or expiry): the interrupt leaves
  * `waiting_human` and the thread is held, both compare-and-set in one transaction; then each
@@ -17,7 +35,7 @@ export async function closeInterrupt(
   interruptId: string,
   to: "expired" | "cancelled",
 ): Promise<boolean> {
-  const holder = `close-${randomUUID()}`;
+  const holder = closerHolderId(to);
   try {
     ctx.store.db.transaction(() => {
       if (!ctx.store.interrupts.transition(interruptId, to)) throw new LostRace();
@@ -28,8 +46,7 @@ export async function closeInterrupt(
     throw err;
   }
   try {
-    const fallback = to === "expired" ? closingOutcomes.expired() : closingOutcomes.cancelled();
-    await closePendingCalls(ctx.graph, ctx.store.ledger, threadId, fallback);
+    await closePendingCalls(ctx.graph, ctx.store.ledger, threadId, closingOutcome(to));
   } catch (err) {
     ctx.log.error("could not write closing tool messages", { thread_id: threadId, interrupt_id: interruptId, err });
   } finally {

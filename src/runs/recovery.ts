@@ -1,7 +1,11 @@
+import type { ToolOutcome } from "../tools/index.js";
 import { toolResultEvent } from "./adapter.js";
 import { MAX_UNFLUSHED } from "./event-persister.js";
+import { closerTarget, closingOutcome } from "./interrupt-closer.js";
 import { closePendingCalls } from "./pending-calls.js";
 import type { RunContext } from "./run-context.js";
+
+const RESTARTED: ToolOutcome = { status: "error", error: "not executed: the server restarted" };
 
 /**
  * At start-up, before serving: every thread the last process left `running` is closed as
@@ -12,16 +16,16 @@ export async function recoverInterruptedRuns(ctx: RunContext): Promise<number> {
   const threads = ctx.store.threads.listRunning();
   for (const t of threads) {
     const runId = t.holder_id ?? "";
-    const messages = await closePendingCalls(ctx.graph, ctx.store.ledger, t.thread_id, {
-      status: "error",
-      error: "not executed: the server restarted",
-    }).catch((err: unknown) => {
+    // A closer that died mid-way finishes what it was doing: its interrupt is already decided.
+    const closing = closerTarget(runId);
+    const fallback = closing ? closingOutcome(closing) : RESTARTED;
+    const messages = await closePendingCalls(ctx.graph, ctx.store.ledger, t.thread_id, fallback).catch((err: unknown) => {
       ctx.log.error("recovery could not close pending calls", { thread_id: t.thread_id, err });
       return [];
     });
     if (runId === t.latest_run_id) logClosing(ctx, runId, messages.map(toolResultEvent));
-    ctx.store.threads.release(t.thread_id, runId, "idle", "error");
-    ctx.store.runs.end(runId, "error");
+    ctx.store.threads.release(t.thread_id, runId, "idle", closing ?? "error");
+    if (!closing) ctx.store.runs.end(runId, "error");
     ctx.log.warn("closed a run the previous process left in flight", { thread_id: t.thread_id, run_id: runId });
   }
   return threads.length;

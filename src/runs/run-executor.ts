@@ -38,6 +38,9 @@ export async function executeRun(
       },
       signal: run.controller.signal,
       streamMode: ["updates"],
+      // A round is at most agent → tools → call_tool: let MAX_ROUNDS, not LangGraph's default
+      // step limit (25), end a long run.
+      recursionLimit: 3 * ctx.settings.maxRounds + 5,
     });
     for await (const body of adaptGraphStream(stream as AsyncIterable<GraphChunk>, ctx.registry)) run.log.append(body);
     outcome = await finishNormally(ctx, run);
@@ -52,6 +55,8 @@ async function finishNormally(ctx: RunContext, run: ActiveRun): Promise<string> 
   const state = await ctx.graph.getState({ configurable: { thread_id: run.threadId } });
   const values = state.values as AgentStateType;
   if (state.next.includes("call_tool")) {
+    // A cancel that landed while the run was stopping at the gate still wins: no interrupt opens.
+    if (run.controller.signal.aborted) return finishCancelled(ctx, run);
     const now = Date.now();
     const record: Omit<InterruptRecord, "status" | "decided_at"> = {
       interrupt_id: randomUUID(),

@@ -18,10 +18,13 @@ export interface CancelResult {
 
 /** Starts, resumes, cancels and follows runs. The only way anything runs on a thread. */
 export class RunService {
+  private closing = false;
+
   constructor(private readonly ctx: RunContext) {}
 
   /** A new user message. Creates the thread if needed; `thread_busy` / `awaiting_approval` otherwise. */
   startMessage(threadId: string, message: string, onDisconnect: "cancel" | "continue" = "cancel"): ActiveRun {
+    this.refuseIfClosing();
     const runId = randomUUID();
     this.ctx.store.threads.ensure(threadId);
     this.ctx.store.threads.claimIdle(threadId, runId);
@@ -36,6 +39,7 @@ export class RunService {
     decisions: readonly ResumeDecision[],
     onDisconnect: "cancel" | "continue" = "cancel",
   ): ActiveRun {
+    this.refuseIfClosing();
     const runId = randomUUID();
     const bound = openGate(this.ctx.store, threadId, interruptId, decisions, runId, Date.now());
     return this.launch(threadId, runId, "resume", onDisconnect, null, { decisions: bound });
@@ -80,10 +84,15 @@ export class RunService {
 
   /** Cancels every run in flight with reason `shutdown`; open interrupts stay as they are. */
   async shutdown(): Promise<void> {
+    this.closing = true;
     const runs = [...this.ctx.active.values()];
     for (const r of runs) r.controller.abort(new RunCancelled("shutdown"));
     await Promise.all(runs.map((r) => r.done));
     this.ctx.persister.flush();
+  }
+
+  private refuseIfClosing(): void {
+    if (this.closing) throw new AppError("shutting_down", "The server is shutting down; try again shortly");
   }
 
   private launch(

@@ -60,5 +60,7 @@ export function sseResponse(o: SseOptions): Response {
     cancel: gone,
   });
   // The run id up front lets a client recover a stream that drops before its first event.
-  return new Response(body, { status: 200, headers: { ...SSE_HEADERS, "X-Run-Id": o.runId } });
+  // (No header for a thread that has had no run yet: its stream is empty and ends at once.)
+  const headers = o.runId ? { ...SSE_HEADERS, "X-Run-Id": o.runId } : SSE_HEADERS;
+  return new Response(body, { status: 200, headers });
 }

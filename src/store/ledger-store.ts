@@ -1,4 +1,4 @@
-import type { ExecutionLedger, LedgerClaim, LedgerEntry } from "../../graphs/execution-ledger.js";
+import { type ExecutionLedger, type LedgerClaim, type LedgerEntry, REUSED_CALL_ID } from "../../graphs/execution-ledger.js";
 import type { ToolOutcome } from "../tools/index.js";
 import type { Db } from "./database.js";
 
@@ -14,8 +14,8 @@ export class SqliteLedger implements ExecutionLedger {
       claim: db.prepare(
         "INSERT INTO ledger (key, thread_id, call_id, name, args_hash, status, started_at) VALUES (?, ?, ?, ?, ?, 'executing', ?) ON CONFLICT(key) DO NOTHING",
       ),
-      get: db.prepare<[string], { status: "executing" | "settled"; outcome: string | null }>(
-        "SELECT status, outcome FROM ledger WHERE key = ?",
+      get: db.prepare<[string], { status: "executing" | "settled"; outcome: string | null; args_hash: string }>(
+        "SELECT status, outcome, args_hash FROM ledger WHERE key = ?",
       ),
       settle: db.prepare(
         "UPDATE ledger SET status = 'settled', outcome = ?, settled_at = ? WHERE key = ? AND status = 'executing'",
@@ -27,6 +27,7 @@ export class SqliteLedger implements ExecutionLedger {
     if (this.q.claim.run(key, e.threadId, e.callId, e.name, e.argsHash, Date.now()).changes === 1) {
       return { kind: "claimed" };
     }
+    if (this.q.get.get(key)!.args_hash !== e.argsHash) return { kind: "settled", outcome: REUSED_CALL_ID };
     return this.peek(key)!;
   }
 

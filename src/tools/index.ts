@@ -6,3 +6,5 @@ export { runToolCall, validateArgs } from "./run-tool-call.js";
 export type { ToolCallRequest, ToolOutcome } from "./run-tool-call.js";
 export { createDemoTools, setupDemoTables } from "./demo/index.js";
 export { hashArgs } from "./args-hash.js";
+export { untilAborted } from "./run-tool-call.js";
+export { ABORT_SIGNAL_KEY } from "./tollgate-tool.js";

@@ -1,6 +1,9 @@
 import { interopSafeParseAsync } from "@langchain/core/utils/types";
 import type { ToolStatus } from "../protocol/index.js";
+import { ABORT_SIGNAL_KEY } from "./tollgate-tool.js";
 import type { ToolRegistry } from "./tool-registry.js";
+
+const NEVER_ABORTS = new AbortController().signal;
 
 export interface ToolCallRequest {
   id: string;
@@ -34,17 +37,46 @@ export async function runToolCall(
   const validationError = await validateArgs(registry, call);
   if (validationError) return { status: "invalid_args", error: validationError };
   try {
+    // The signal travels in `configurable`: the promise settles when the tool's code does. The
+    // explicit never-firing signal keeps LangChain from inheriting the node's signal and racing it.
     const result: unknown = await entry.tool.invoke(call.args, {
-      signal: opts.signal,
+      signal: NEVER_ABORTS,
       configurable: {
         thread_id: opts.threadId,
         idempotency_key: opts.threadId ? `${opts.threadId}:${call.id}` : call.id,
+        [ABORT_SIGNAL_KEY]: opts.signal,
       },
     });
     return { status: "ok", output: stringifyOutput(result) };
   } catch (err) {
+    // A tool that throws once the run is aborted stopped because of it: the run is being stopped.
     if (opts.signal?.aborted) throw opts.signal.reason ?? err;
     return { status: "error", error: err instanceof Error ? err.message : String(err) };
+  }
+}
+
+/**
+ * Waits for `work`, but not past an abort: after the signal fires, the work gets one more turn of
+ * the event loop to settle (a tool that honours the signal does), then the abort is thrown and
+ * the work is left to finish on its own.
+ */
+const ABORTED = Symbol("aborted");
+
+export async function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work;
+  work.catch(() => undefined); // settled later, by whoever still cares
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<typeof ABORTED>((resolve) => {
+    onAbort = () => setImmediate(() => resolve(ABORTED));
+    if (signal.aborted) onAbort();
+    else signal.addEventListener("abort", onAbort, { once: true });
+  });
+  try {
+    const first = await Promise.race([work, aborted]);
+    if (first === ABORTED) throw signal.reason;
+    return first as T;
+  } finally {
+    signal.removeEventListener("abort", onAbort!);
   }
 }
 

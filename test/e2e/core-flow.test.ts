@@ -106,6 +106,22 @@ describe("runs against an OpenAI-compatible model", () => {
     expect([...seen.keys()]).toEqual(["m1", "m2", "m3"]);
   });
 
+  it("a model server that reuses call ids (call_0 each turn) still gets each approved call run", async () => {
+    const id = threadId("reused-ids");
+    const ask = (cents: number) => ({ toolCalls: [{ id: "call_0", name: "refund_order", args: { order_id: "A-1005", amount_cents: cents, reason: "r" } }] });
+    for (const cents of [500, 700]) {
+      s.model.push(ask(cents));
+      const intr = terminal(await s.client.run(id, `refund ${cents}`).collect(), "interrupt");
+      s.model.push({ text: "done" });
+      const resumed = await s.client.resume(id, intr.interrupt_id, [{ call_id: intr.calls[0]!.call_id, approved: true }]).collect();
+      expect(only(resumed, "tool_result")[0]).toMatchObject({ status: "ok" });
+      expect(JSON.parse(only(resumed, "tool_result")[0]!.output!)).toMatchObject({ amount_cents: cents });
+    }
+    const calls = (await s.client.getThread(id)).messages.flatMap((m) => m.tool_calls ?? []).map((c) => c.id);
+    expect(new Set(calls).size).toBe(2);
+    expect(s.db.rows<{ amount_cents: number }>("refunds", "order_id = 'A-1005' AND call_id IN (?, ?)", ...calls).map((r) => r.amount_cents)).toEqual([500, 700]);
+  });
+
   it("reports an unknown tool, bad arguments, unparsable arguments and a throwing tool, then goes on", async () => {
     const id = threadId("bad-calls");
     s.model.push({

@@ -67,6 +67,12 @@ describe("GET /threads/:id/stream", () => {
     expect([res.status, await res.text()]).toEqual([200, ""]);
   });
 
+  it("on a thread that has had no run yet is an empty stream that ends", async () => {
+    const id = threadId("no-runs");
+    await s.client.createThread({ thread_id: id });
+    expect(await s.client.stream(id).collect()).toEqual([]);
+  });
+
   it("sends no-buffering headers", async () => {
     const id = threadId("headers");
     s.model.push({ text: "hi" });

@@ -1,0 +1,133 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
+import type { ChatResult } from "@langchain/core/outputs";
+import { tool } from "@langchain/core/tools";
+import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { loadConfig } from "../../../src/config.js";
+import { silentLogger } from "../../../src/logger.js";
+import { createTollgate, type Tollgate } from "../../../src/tollgate.js";
+import { defineTool, type TollgateTool } from "../../../src/tools/index.js";
+
+// Edge cases of the run engine, in-process with scripted models and tools.
+
+/** Answers each request with the next scripted message; "ok" once the script is used up. */
+class Scripted extends BaseChatModel {
+  constructor(private readonly script: (messages: BaseMessage[]) => AIMessage) {
+    super({});
+  }
+  _llmType() {
+    return "scripted";
+  }
+  override bindTools(): this {
+    return this;
+  }
+  async _generate(messages: BaseMessage[]): Promise<ChatResult> {
+    return { generations: [{ text: "", message: this.script(messages) }] };
+  }
+}
+
+const callOnce = (name: string, args: object) => (messages: BaseMessage[]) =>
+  ToolMessage.isInstance(messages.at(-1)) ? new AIMessage("ok") : new AIMessage({ content: "", tool_calls: [{ id: "c1", name, args, type: "tool_call" }] });
+
+let tg: Tollgate | undefined;
+let dataDir = "";
+afterEach(async () => {
+  await tg?.close();
+  tg = undefined;
+});
+
+async function open(model: BaseChatModel, tools: TollgateTool[], env: Record<string, string> = {}, reuseDir = false) {
+  if (!reuseDir) dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tollgate-edge-"));
+  tg = await createTollgate({ config: loadConfig({ DATA_DIR: dataDir, ...env }), log: silentLogger, model, tools: () => tools });
+  return tg;
+}
+
+const post = (t: Tollgate, url: string, body?: unknown, accept = "text/event-stream") =>
+  t.app.request(url, { method: "POST", headers: { "content-type": "application/json", accept }, body: body === undefined ? undefined : JSON.stringify(body) });
+
+async function pending(t: Tollgate, thread: string) {
+  return ((await (await t.app.request(`/threads/${thread}`)).json()) as { pending: { interrupt_id: string } }).pending;
+}
+
+describe("a tool that ignores the abort", () => {
+  it("is reported as outcome unknown, and the ledger records what it really did", async () => {
+    const effects: string[] = [];
+    let started!: () => void;
+    const running = new Promise<void>((r) => (started = r));
+    let finish!: () => void;
+    const finished = new Promise<void>((r) => (finish = r));
+    const stubborn = defineTool(
+      tool(
+        async ({ to }) => {
+          started();
+          await new Promise((r) => setTimeout(r, 100)); // deaf to the signal
+          effects.push(to);
+          finish();
+          return `paid ${to}`;
+        },
+        { name: "pay", description: "pay", schema: z.object({ to: z.string() }) },
+      ),
+      { kind: "irreversible" },
+    );
+    const t = await open(new Scripted(callOnce("pay", { to: "bob" })), [stubborn]);
+    await (await post(t, "/threads/s/runs", { message: "pay bob" })).text();
+    const p = await pending(t, "s");
+    const resumed = post(t, "/threads/s/resume", { interrupt_id: p.interrupt_id, decisions: [{ call_id: "c1", approved: true }] });
+    await running;
+    const cancel = await post(t, "/threads/s/cancel", undefined, "application/json");
+    expect(await cancel.json()).toMatchObject({ cancelled: true, status: "idle" });
+    const stream = await (await resumed).text();
+    expect(stream).toContain('"status":"error","error":"outcome unknown"');
+    expect(stream).toContain("event: cancelled");
+    await finished;
+    expect(effects).toEqual(["bob"]);
+    // The ledger is settled once the tool's promise resolves, a few ticks after its last line.
+    const ledgerRow = () => t.store.db.prepare("SELECT status, outcome FROM ledger WHERE call_id = 'c1'").get() as { status: string; outcome: string };
+    for (let i = 0; i < 100 && ledgerRow().status !== "settled"; i++) await new Promise((r) => setImmediate(r));
+    const row = ledgerRow();
+    expect(row.status).toBe("settled");
+    expect(JSON.parse(row.outcome)).toEqual({ status: "ok", output: "paid bob" });
+  });
+});
+
+describe("rounds", () => {
+  it("MAX_ROUNDS above LangGraph's default step limit still ends as max_rounds", async () => {
+    let n = 0;
+    const look = defineTool(tool(async () => "seen", { name: "look", description: "look", schema: z.object({}) }), { kind: "read" });
+    const t = await open(new Scripted(() => new AIMessage({ content: "", tool_calls: [{ id: `l${n++}`, name: "look", args: {}, type: "tool_call" }] })), [look], { MAX_ROUNDS: "20" });
+    const text = await (await post(t, "/threads/r/runs", { message: "loop" })).text();
+    expect(text).toContain('"outcome":"max_rounds"');
+    expect(n).toBe(20);
+  });
+});
+
+describe("recovery of a closer that died mid-way", () => {
+  it("finishes the expiry it was doing: expired messages, last_outcome expired", async () => {
+    const refund = defineTool(tool(async () => "done", { name: "refund", description: "r", schema: z.object({}) }), { kind: "irreversible" });
+    let t = await open(new Scripted(callOnce("refund", {})), [refund]);
+    await (await post(t, "/threads/x/runs", { message: "refund" })).text();
+    const p = await pending(t, "x");
+    // What the closer had committed before the process died: interrupt expired, thread held.
+    t.store.db.prepare("UPDATE interrupts SET status = 'expired' WHERE interrupt_id = ?").run(p.interrupt_id);
+    t.store.db.prepare("UPDATE threads SET status = 'running', holder_id = 'close-expired-dead', open_interrupt_id = NULL").run();
+    await t.close();
+    t = await open(new Scripted(callOnce("refund", {})), [refund], {}, true);
+    const view = (await (await t.app.request("/threads/x")).json()) as { status: string; last_outcome: string; messages: { content: string }[] };
+    expect(view).toMatchObject({ status: "idle", last_outcome: "expired" });
+    expect(view.messages.at(-1)!.content).toBe("Expired: approval window closed; not executed");
+  });
+});
+
+describe("shutdown", () => {
+  it("refuses new runs once shutting down", async () => {
+    const t = await open(new Scripted(() => new AIMessage("hi")), []);
+    await t.runs.shutdown();
+    const res = await post(t, "/threads/late/runs", { message: "hello?" });
+    expect(res.status).toBe(503);
+    expect(await res.json()).toMatchObject({ error: { code: "shutting_down" } });
+  });
+});
