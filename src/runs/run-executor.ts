@@ -37,13 +37,18 @@ export async function executeRun(
         [TOKEN_SINK_KEY]: tokenSink,
       },
       signal: run.controller.signal,
-      streamMode: ["updates"],
+      // `values` (in-memory state after each step) spares a checkpoint read at the end: on a
+      // long thread, rebuilding the state is the dearest part of a run.
+      streamMode: ["updates", "values"],
       // A round is at most agent → tools → call_tool: let MAX_ROUNDS, not LangGraph's default
       // step limit (25), end a long run.
       recursionLimit: 3 * ctx.settings.maxRounds + 5,
     });
-    for await (const body of adaptGraphStream(stream as AsyncIterable<GraphChunk>, ctx.registry)) run.log.append(body);
-    outcome = await finishNormally(ctx, run);
+    const end: GraphEnd = { values: undefined, interrupted: false };
+    for await (const body of adaptGraphStream(watchEnd(stream as AsyncIterable<GraphChunk>, end), ctx.registry)) {
+      run.log.append(body);
+    }
+    outcome = await finishNormally(ctx, run, end);
   } catch (err) {
     outcome = run.controller.signal.aborted ? await finishCancelled(ctx, run) : await finishFailed(ctx, run, err);
   } finally {
@@ -51,10 +56,34 @@ export async function executeRun(
   }
 }
 
-async function finishNormally(ctx: RunContext, run: ActiveRun): Promise<string> {
-  const state = await ctx.graph.getState({ configurable: { thread_id: run.threadId } });
-  const values = state.values as AgentStateType;
-  if (state.next.includes("call_tool")) {
+/** How the graph's stream ended: its last state, and whether it stopped at the gate. */
+interface GraphEnd {
+  values: AgentStateType | undefined;
+  interrupted: boolean;
+}
+
+/** Passes the stream through, noting its final state and whether it stopped at the interrupt. */
+async function* watchEnd(chunks: AsyncIterable<GraphChunk>, end: GraphEnd): AsyncGenerator<GraphChunk> {
+  for await (const chunk of chunks) {
+    const [mode, data] = chunk;
+    if (mode === "values") {
+      if (data && typeof data === "object" && "messages" in data) end.values = data as AgentStateType;
+      continue;
+    }
+    if (mode === "updates" && data && typeof data === "object" && "__interrupt__" in data) end.interrupted = true;
+    yield chunk;
+  }
+}
+
+async function finishNormally(ctx: RunContext, run: ActiveRun, end: GraphEnd): Promise<string> {
+  let { values, interrupted } = end;
+  if (!values) {
+    // No step ran (nothing was pending): read what the checkpoint says.
+    const state = await ctx.graph.getState({ configurable: { thread_id: run.threadId } });
+    values = state.values as AgentStateType;
+    interrupted = state.next.includes("call_tool");
+  }
+  if (interrupted) {
     // A cancel that landed while the run was stopping at the gate still wins: no interrupt opens.
     if (run.controller.signal.aborted) return finishCancelled(ctx, run);
     const now = Date.now();
