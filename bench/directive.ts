@@ -4,6 +4,12 @@ export interface Directive {
   tokens?: number;
   /** Milliseconds between tokens; 0 = as fast as the socket takes them. */
   delay?: number;
+  /**
+   * Milliseconds to wait after the first token before the rest. A real model's second token lags
+   * its first; without the gap a burst of N tokens would be read as one, and time to first token
+   * would measure the whole burst.
+   */
+  firstGap?: number;
   /** `text`: stream and finish. `hang`: stream `tokens`, then hold the response open. `refund`: call refund_order. */
   mode?: "text" | "hang" | "refund";
   /** Names the request for `GET /_bench/closed/<id>`. */

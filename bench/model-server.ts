@@ -77,7 +77,8 @@ async function answer(
   }
   for (let i = 0; i < tokens; i++) {
     if (res.destroyed) return;
-    if (delay > 0 && i > 0) await sleep(delay);
+    if (i === 1 && d.firstGap) await sleep(d.firstGap);
+    else if (delay > 0 && i > 0) await sleep(delay);
     else if (i % 16 === 15) await yieldLoop(); // let the other streams have their turn
     if (res.destroyed) return;
     const ok = res.write(frame(`{"content":" ~${nowUs().toString(36)}"}`));
