@@ -22,19 +22,30 @@ export class RunStore {
       get: db.prepare<[string], { run_id: string; thread_id: string; ended_at: number | null; outcome: string | null }>(
         "SELECT run_id, thread_id, ended_at, outcome FROM runs WHERE run_id = ?",
       ),
-      insert: db.prepare("INSERT OR IGNORE INTO run_events (run_id, seq, type, data) VALUES (?, ?, ?, ?)"),
-      read: db.prepare<[string, number], LoggedEvent>(
-        "SELECT seq, type, data FROM run_events WHERE run_id = ? AND seq > ? ORDER BY seq",
+      insert: db.prepare(
+        "INSERT OR IGNORE INTO run_event_batches (run_id, first_seq, last_seq, frames) VALUES (?, ?, ?, ?)",
       ),
-      maxSeq: db.prepare<[string], { m: number | null }>("SELECT MAX(seq) AS m FROM run_events WHERE run_id = ?"),
+      read: db.prepare<[string, number], { first_seq: number; frames: string }>(
+        "SELECT first_seq, frames FROM run_event_batches WHERE run_id = ? AND last_seq > ? ORDER BY first_seq",
+      ),
+      maxSeq: db.prepare<[string], { m: number | null }>("SELECT MAX(last_seq) AS m FROM run_event_batches WHERE run_id = ?"),
       prune: db.prepare(
-        `DELETE FROM run_events WHERE run_id IN (
+        `DELETE FROM run_event_batches WHERE run_id IN (
            SELECT run_id FROM runs WHERE thread_id = ? AND ended_at IS NOT NULL
            ORDER BY started_at DESC LIMIT -1 OFFSET ?)`,
       ),
     };
     this.insertMany = db.transaction((batches: ReadonlyMap<string, readonly LoggedEvent[]>) => {
-      for (const [runId, events] of batches) for (const e of events) this.q.insert.run(runId, e.seq, e.type, e.data);
+      for (const [runId, events] of batches) {
+        // A batch holds consecutive events of one run; a gap (recovery's jump) starts a new row.
+        let start = 0;
+        for (let i = 1; i <= events.length; i++) {
+          if (i < events.length && events[i]!.seq === events[i - 1]!.seq + 1) continue;
+          const part = events.slice(start, i);
+          this.q.insert.run(runId, part[0]!.seq, part.at(-1)!.seq, part.map((e) => `${e.type}\t${e.data}`).join("\n"));
+          start = i;
+        }
+      }
     });
   }
 
@@ -60,7 +71,18 @@ export class RunStore {
   }
 
   read(runId: string, afterSeq: number): LoggedEvent[] {
-    return this.q.read.all(runId, afterSeq);
+    const out: LoggedEvent[] = [];
+    for (const row of this.q.read.all(runId, afterSeq)) {
+      let seq = row.first_seq;
+      for (const line of row.frames.split("\n")) {
+        if (seq > afterSeq) {
+          const tab = line.indexOf("\t");
+          out.push({ seq, type: line.slice(0, tab) as EventType, data: line.slice(tab + 1) });
+        }
+        seq++;
+      }
+    }
+    return out;
   }
 
   maxSeq(runId: string): number {

@@ -27,12 +27,14 @@ CREATE TABLE IF NOT EXISTS runs (
 );
 CREATE INDEX IF NOT EXISTS runs_thread ON runs(thread_id, started_at);
 
-CREATE TABLE IF NOT EXISTS run_events (
+-- One row per flush of a run's event log: events first_seq..last_seq, one "type<TAB>data" line
+-- each. A row per event cost an INSERT per token, the log's largest cost under load.
+CREATE TABLE IF NOT EXISTS run_event_batches (
   run_id TEXT NOT NULL,
-  seq INTEGER NOT NULL,
-  type TEXT NOT NULL,
-  data TEXT NOT NULL,
-  PRIMARY KEY (run_id, seq)
+  first_seq INTEGER NOT NULL,
+  last_seq INTEGER NOT NULL,
+  frames TEXT NOT NULL,
+  PRIMARY KEY (run_id, first_seq)
 ) WITHOUT ROWID;
 
 CREATE TABLE IF NOT EXISTS interrupts (
