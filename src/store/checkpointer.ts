@@ -19,7 +19,31 @@ interface WriteRow {
 }
 
 /**
- * LangGraph's SQLite checkpointer on tollgate's own connection, with two changes:
+ * SqliteSaver prepares its INSERT statements again on every `put`/`putWrites` (each step); this
+ * hands it the same compiled statement each time. Only INSERTs: a cached SELECT could be asked to
+ * iterate twice at once, which better-sqlite3 refuses.
+ */
+function withInsertCache(db: Db): Db {
+  const cache = new Map<string, Statement>();
+  return new Proxy(db, {
+    get(target, prop) {
+      if (prop === "prepare") {
+        return (sql: string) => {
+          if (!/^\s*INSERT/i.test(sql)) return target.prepare(sql);
+          let stmt = cache.get(sql);
+          if (!stmt) cache.set(sql, (stmt = target.prepare(sql)));
+          return stmt;
+        };
+      }
+      const value: unknown = Reflect.get(target, prop);
+      return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+/**
+ * LangGraph's SQLite checkpointer on tollgate's own connection, with three changes (the third is
+ * `withInsertCache` above):
  * - its tables exist from start-up (SqliteSaver creates them at first use);
  * - rebuilding a DeltaChannel (the thread's messages) takes two queries instead of one `getTuple`
  *   per ancestor checkpoint: the base walk loaded and deserialized every ancestor in turn, the
@@ -32,7 +56,7 @@ export class TollgateSaver extends SqliteSaver {
   private readonly latestParentQuery: Statement<[string, string], { parent: string | null }>;
 
   constructor(db: Db) {
-    super(db);
+    super(withInsertCache(db));
     this.setup();
     // Walks parent links from `start`, stopping at the first checkpoint that stores the channel.
     this.chainQuery = db.prepare(`
