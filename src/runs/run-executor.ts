@@ -162,8 +162,10 @@ function settle(ctx: RunContext, run: ActiveRun, outcome: string): void {
     }
     run.outcome = outcome;
     ctx.live.delete(run.runId);
-    ctx.store.runs.end(run.runId, outcome);
-    ctx.store.runs.prune(run.threadId, ctx.settings.eventRetentionRuns);
+    ctx.store.db.transaction(() => {
+      ctx.store.runs.end(run.runId, outcome);
+      ctx.store.runs.prune(run.threadId, ctx.settings.eventRetentionRuns);
+    })();
   } catch (err) {
     ctx.log.error("could not settle run", { run_id: run.runId, err });
   }

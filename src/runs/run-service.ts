@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { HumanMessage } from "@langchain/core/messages";
 import type { AgentUpdate } from "../../graphs/state.js";
 import { AppError, type CancelReason } from "../protocol/index.js";
-import type { LoggedEvent, RunKind, ThreadStatus } from "../store/index.js";
+import type { LoggedEvent, ThreadStatus } from "../store/index.js";
 import { closeInterrupt } from "./interrupt-closer.js";
 import { RunCancelled } from "./run-abort.js";
 import type { ActiveRun, RunContext } from "./run-context.js";
@@ -26,10 +26,14 @@ export class RunService {
   startMessage(threadId: string, message: string, onDisconnect: "cancel" | "continue" = "cancel"): ActiveRun {
     this.refuseIfClosing();
     const runId = randomUUID();
-    this.ctx.store.threads.ensure(threadId);
-    this.ctx.store.threads.claimIdle(threadId, runId);
+    // One transaction (one commit) for everything a run's start writes.
+    this.ctx.store.db.transaction(() => {
+      this.ctx.store.threads.ensure(threadId);
+      this.ctx.store.threads.claimIdle(threadId, runId);
+      this.ctx.store.runs.start(runId, threadId, "message");
+    })();
     const input: AgentUpdate = { messages: [new HumanMessage(message)], rounds: 0, closed: false };
-    return this.launch(threadId, runId, "message", onDisconnect, input, {});
+    return this.launch(threadId, runId, onDisconnect, input, {});
   }
 
   /** Decisions on the open interrupt; the gate's checks throw the contract's codes. */
@@ -41,8 +45,12 @@ export class RunService {
   ): ActiveRun {
     this.refuseIfClosing();
     const runId = randomUUID();
-    const bound = openGate(this.ctx.store, threadId, interruptId, decisions, runId, Date.now());
-    return this.launch(threadId, runId, "resume", onDisconnect, null, { decisions: bound });
+    const bound = this.ctx.store.db.transaction(() => {
+      const gate = openGate(this.ctx.store, threadId, interruptId, decisions, runId, Date.now());
+      this.ctx.store.runs.start(runId, threadId, "resume");
+      return gate;
+    })();
+    return this.launch(threadId, runId, onDisconnect, null, { decisions: bound });
   }
 
   /**
@@ -98,7 +106,6 @@ export class RunService {
   private launch(
     threadId: string,
     runId: string,
-    kind: RunKind,
     onDisconnect: "cancel" | "continue",
     input: AgentUpdate | null,
     configurable: Record<string, unknown>,
@@ -106,7 +113,6 @@ export class RunService {
     // Registered in the same tick as the claim: a cancel arriving next finds it.
     const log = new RunLog(runId, this.ctx.persister);
     const run: ActiveRun = { runId, threadId, log, controller: new AbortController(), done: Promise.resolve(), onDisconnect };
-    this.ctx.store.runs.start(runId, threadId, kind);
     this.ctx.active.set(threadId, run);
     this.ctx.live.set(runId, log);
     run.done = executeRun(this.ctx, run, input, configurable);
