@@ -9,6 +9,7 @@ import { markdown, machineInfo, type Results, writeResults } from "./report.js";
 import { parseArgs } from "./settings.js";
 import { cancelSuite } from "./suites/cancel.js";
 import { checkpointSuite } from "./suites/checkpoints.js";
+import { eventLogSuite } from "./suites/event-log.js";
 import { memorySuite } from "./suites/memory.js";
 import { resumeSuite } from "./suites/resume.js";
 import { streamingSuite } from "./suites/streaming.js";
@@ -61,6 +62,7 @@ async function main(): Promise<number> {
   await run("cancel", "cancel latency", cancelSuite);
   for (const t of TARGETS) await targets[t].child.kill();
   await run("checkpoints", "cost of length (checkpoints)", checkpointSuite);
+  await run("eventlog", "run event log", eventLogSuite);
   await run("memory", "memory (fresh servers)", memorySuite);
   await model.kill();
 
