@@ -24,7 +24,7 @@ export async function executeRun(
   let outcome = "error";
   try {
     run.controller.signal.throwIfAborted(); // a cancel that landed while the run was starting wins
-    // Tokens go straight into the run's log; the graph stream carries only node updates.
+    // Tokens go straight into the run's log; the graph stream carries node updates and state.
     const tokenSink: TokenSink = (text) => {
       if (!run.log.isEnded) run.log.append({ type: "token", text });
     };
