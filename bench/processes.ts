@@ -5,7 +5,6 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -182,14 +181,4 @@ export function groupCpu(pgid: number): number {
   return groupStats(pgid).reduce((s, { fields }) => s + (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS, 0);
 }
 
-/** A port nothing listens on right now (langgraph dev needs one named; 2024 is taken here). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from "../test/helpers/free-port.js";

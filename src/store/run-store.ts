@@ -15,7 +15,7 @@ export class RunStore {
   private readonly q;
   private readonly insertMany;
 
-  constructor(private readonly db: Db) {
+  constructor(db: Db) {
     this.q = {
       start: db.prepare("INSERT INTO runs (run_id, thread_id, kind, started_at) VALUES (?, ?, ?, ?)"),
       end: db.prepare("UPDATE runs SET ended_at = ?, outcome = ? WHERE run_id = ? AND ended_at IS NULL"),

@@ -19,7 +19,7 @@ export interface ThreadRow {
 export class ThreadStore {
   private readonly q;
 
-  constructor(private readonly db: Db) {
+  constructor(db: Db) {
     this.q = {
       get: db.prepare<[string], ThreadRow>("SELECT * FROM threads WHERE thread_id = ?"),
       insert: db.prepare(
