@@ -131,3 +131,43 @@ describe("shutdown", () => {
     expect(await res.json()).toMatchObject({ error: { code: "shutting_down" } });
   });
 });
+
+describe("cancel wins over a resume that is starting", () => {
+  it("whether it lands before or after the gate, the approved call never runs and the thread ends cancelled", async () => {
+    const effects: string[] = [];
+    const pay = defineTool(
+      tool(async ({ to }) => (effects.push(to), `paid ${to}`), { name: "pay", description: "pay", schema: z.object({ to: z.string() }) }),
+      { kind: "irreversible" },
+    );
+    const t = await open(new Scripted(callOnce("pay", { to: "bob" })), [pay]);
+    const outcomes = new Set<string>();
+    for (let i = 0; i < 20; i++) {
+      const thread = `race${i}`;
+      await (await post(t, `/threads/${thread}/runs`, { message: "pay bob" })).text();
+      const p = await pending(t, thread);
+      if (i % 2 === 0) {
+        // Over HTTP, sent together: the resume's body is still being read when the cancel lands,
+        // so the cancel closes the interrupt and the resume is refused.
+        const [resumed, cancelled] = await Promise.all([
+          post(t, `/threads/${thread}/resume`, { interrupt_id: p.interrupt_id, decisions: [{ call_id: "c1", approved: true }] }),
+          post(t, `/threads/${thread}/cancel`, undefined, "application/json"),
+        ]);
+        await resumed.text();
+        expect(((await cancelled.json()) as { cancelled: boolean }).cancelled).toBe(true);
+        expect(resumed.status).toBe(409);
+        outcomes.add("refused");
+      } else {
+        // The resume has passed the gate and started when the cancel arrives: it is stopped.
+        const run = t.runs.startResume(thread, p.interrupt_id, [{ call_id: "c1", approved: true }]);
+        expect((await t.runs.cancel(thread)).cancelled).toBe(true);
+        await run.done;
+        expect(run.outcome).toBe("cancelled");
+        outcomes.add("stopped");
+      }
+      const view = (await (await t.app.request(`/threads/${thread}`)).json()) as { status: string; last_outcome: string };
+      expect(view).toMatchObject({ status: "idle", last_outcome: "cancelled" });
+    }
+    expect(effects).toEqual([]);
+    expect([...outcomes].sort()).toEqual(["refused", "stopped"]);
+  });
+});
