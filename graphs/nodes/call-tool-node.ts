@@ -18,6 +18,8 @@ export function createCallToolNode(registry: ToolRegistry, ledger: ExecutionLedg
     const messages = [];
     // One by one, in the model's order: a person may approve some and reject others.
     for (const call of unansweredCalls(state.messages)) {
+      // A cancel between two approved calls stops the next one from starting at all.
+      config.signal?.throwIfAborted();
       const outcome = await decide(call, decisions.get(call.id!), threadId, config.signal);
       messages.push(outcomeMessage(call, outcome));
     }

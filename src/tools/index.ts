@@ -1,10 +1,8 @@
-export { defineTool, toolContext, throwIfAborted } from "./tollgate-tool.js";
-export type { TollgateTool, ToolKind, ToolContext } from "./tollgate-tool.js";
+export { ABORT_SIGNAL_KEY, defineTool, throwIfAborted, toolContext } from "./tollgate-tool.js";
+export type { TollgateTool, ToolContext, ToolKind } from "./tollgate-tool.js";
 export { ToolRegistry } from "./tool-registry.js";
-export { maskArgs, MASK } from "./mask-args.js";
-export { runToolCall, validateArgs } from "./run-tool-call.js";
+export { MASK, maskArgs } from "./mask-args.js";
+export { runToolCall, untilAborted, validateArgs } from "./run-tool-call.js";
 export type { ToolCallRequest, ToolOutcome } from "./run-tool-call.js";
-export { createDemoTools, setupDemoTables } from "./demo/index.js";
 export { hashArgs } from "./args-hash.js";
-export { untilAborted } from "./run-tool-call.js";
-export { ABORT_SIGNAL_KEY } from "./tollgate-tool.js";
+export { createDemoTools, setupDemoTables } from "./demo/index.js";
