@@ -11,14 +11,26 @@ import { setTimeout as sleep } from "node:timers/promises";
 export type Turn =
   /** Streamed as content deltas: `chunkSize`-char pieces, or word by word by default. */
   | { text: string; chunkSize?: number }
-  /** Tool calls (after optional text). A string `args` is sent raw, e.g. to test broken JSON. */
-  | { toolCalls: ToolCallSpec[]; text?: string }
-  /** An HTTP error; `body` defaults to an OpenAI-style `{"error": {...}}` JSON. */
+  /**
+   * Tool calls (after optional text). A string `args` is sent raw, e.g. to test broken JSON.
+   * `noIndex` leaves `index` out of the deltas, as some servers do: LangChain, merging by index
+   * or id, then sees the argument fragments as calls of their own.
+   */
+  | { toolCalls: ToolCallSpec[]; text?: string; noIndex?: boolean }
+  /** An HTTP error; `body` defaults to an OpenAI-style `{"error": {...}}` JSON; an HTML body goes out as text/html. */
   | { status: number; body?: string }
   /** 200 with non-JSON junk: each line goes out as an SSE `data:` line, so the SDK must parse it. */
   | { garbage: string }
   /** Headers, the role chunk and optional `text`, then nothing until the client goes away. */
   | { hang: true; text?: string }
+  /**
+   * Like `hang`, but an SSE comment `: keep-alive` every `everyMs` (default 50) until the client
+   * goes away, never another data line: what some hosted proxies send while a request is queued.
+   * Bytes keep arriving, so only a deadline on the *answer* (not on idle sockets) ends it.
+   */
+  | { keepAlive: true; text?: string; everyMs?: number }
+  /** 200 and the headers, flushed; then not one byte until the client goes away. */
+  | { stall: true }
   /** Some text, then the response ends cleanly with no finish_reason: an upstream that gave up mid-answer. */
   | { truncated: true; text: string };
 
@@ -30,6 +42,18 @@ export interface FakeOpenAIOptions {
   delayMs?: number;
   /** Turns answered in order; a function is asked once the queue (incl. `push`ed turns) is empty. */
   script?: Turn[] | ((req: RecordedRequest, index: number) => Turn);
+  /**
+   * The `id` of each response. "unique" (default): `chatcmpl-fake-<request index>`; "constant":
+   * always `chatcmpl-constant`; "per-second": `chatcmpl-<unix seconds>`. Some OpenAI-compatible
+   * proxies reuse ids, and LangChain copies them onto message ids.
+   */
+  completionIds?: "unique" | "constant" | "per-second";
+  /**
+   * Default true: reject a `messages` history OpenAI would reject (see `historyProblem`) with
+   * OpenAI's 400, instead of answering it. A rejected request is recorded with `invalid` set and
+   * uses up no scripted turn. Off only for a test that means to send such a history.
+   */
+  strict?: boolean;
 }
 
 export interface RecordedRequest {
@@ -41,6 +65,8 @@ export interface RecordedRequest {
   closed: Promise<number>;
   /** Resolves when the exchange is over, whether the response ended or the client left. */
   finished: Promise<void>;
+  /** Set when strict mode answered 400: the error message sent back. */
+  invalid?: string;
 }
 
 export interface FakeOpenAI {
@@ -111,19 +137,33 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
 
     const rr: RecordedRequest = { body, messages: body.messages ?? [], receivedAt, closed, finished };
     const index = requests.length;
+    const problem = opts.strict === false ? null : findHistoryProblem(body.messages);
+    if (problem) rr.invalid = problem.message;
     record(rr);
+    if (problem) {
+      // Before the script is consulted: OpenAI would never have generated an answer for it.
+      return sendJson(res, 400, { error: { message: problem.message, type: "invalid_request_error", param: problem.param, code: null } });
+    }
     const turn = queue.shift() ?? scriptFn?.(rr, index) ?? { text: "ok" };
     const calls = "toolCalls" in turn
       ? turn.toolCalls.map((c) => ({ id: c.id ?? `call_${++callCounter}`, name: c.name, args: typeof c.args === "string" ? c.args : JSON.stringify(c.args) }))
       : [];
-    const ctx: Ctx = { res, body, index, signal: gone.signal, delayMs: opts.delayMs ?? 0 };
+    const ctx: Ctx = { res, body, id: completionId(opts.completionIds, index), signal: gone.signal, delayMs: opts.delayMs ?? 0 };
 
     if ("status" in turn) {
       const errBody = turn.body ?? JSON.stringify({ error: { message: `fake-openai scripted ${turn.status}`, type: "server_error", code: null } });
-      res.writeHead(turn.status, { "content-type": looksJson(errBody) ? "application/json" : "text/plain" });
+      // Gateways answer 502/504 with their own HTML page; clients must not try to parse it as JSON.
+      const type = looksJson(errBody) ? "application/json" : /^\s*</.test(errBody) ? "text/html" : "text/plain";
+      res.writeHead(turn.status, { "content-type": type });
       res.end(errBody);
     } else if (body.stream !== true) {
       if ("hang" in turn) return; // never answer; the client's abort ends it
+      if ("keepAlive" in turn || "stall" in turn) {
+        // SSE comments would corrupt a JSON body, so without `stream` both just stall after the headers.
+        res.writeHead(200, { "content-type": "application/json" });
+        res.flushHeaders();
+        return;
+      }
       if ("garbage" in turn) {
         res.writeHead(200, { "content-type": "application/json" });
         res.end(turn.garbage);
@@ -159,7 +199,76 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
   };
 }
 
-interface Ctx { res: http.ServerResponse; body: any; index: number; signal: AbortSignal; delayMs: number }
+/**
+ * Why OpenAI would answer this `messages` history with a 400, in OpenAI's own words; null if it
+ * would not. Only the tool-call pairing rules, which an agent loop can break by itself (a call
+ * left unanswered after a cancel, a result sent twice, a result without its call):
+ * - each assistant `tool_calls` entry has an `id` and a `function.name` matching
+ *   `^[a-zA-Z0-9_-]{1,64}$`, and no id appears twice in one message;
+ * - the tool messages right after that assistant message answer every one of its calls, before
+ *   any other role or the end of the list;
+ * - a tool message answers a call of the assistant message right before its run of tool messages,
+ *   and no call is answered twice.
+ */
+export function historyProblem(messages: any[]): string | null {
+  return findHistoryProblem(messages)?.message ?? null;
+}
+
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/** `historyProblem` plus the `param` OpenAI names (messages.[i]...), for the 400 body. */
+function findHistoryProblem(messages: unknown): { message: string; param: string } | null {
+  if (!Array.isArray(messages)) return { message: "Missing required parameter: 'messages'.", param: "messages" };
+  // The calls of the assistant message the current run of tool messages answers, if any.
+  let open: { at: number; ids: Set<string>; answered: Set<string> } | undefined;
+  // `param` names the assistant message whose calls went unanswered: the end of the list has no index.
+  const unanswered = () => {
+    const missing = [...open!.ids].filter((id) => !open!.answered.has(id));
+    if (!missing.length) return null;
+    return {
+      message: `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${missing.join(", ")}`,
+      param: `messages.[${open!.at}].tool_calls`,
+    };
+  };
+  for (const [i, m] of messages.entries()) {
+    if (m?.role === "tool") {
+      const id = m.tool_call_id;
+      if (typeof id !== "string") return { message: `Missing required parameter: 'messages[${i}].tool_call_id'.`, param: `messages.[${i}].tool_call_id` };
+      if (!open?.ids.has(id)) {
+        return { message: "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.", param: `messages.[${i}].role` };
+      }
+      if (open.answered.has(id)) {
+        return { message: `Invalid parameter: tool_call_id '${id}' in messages[${i}] answers a tool call that already has a response message.`, param: `messages.[${i}].tool_call_id` };
+      }
+      open.answered.add(id);
+      continue;
+    }
+    // Any other role ends the run of answers: whatever is still open was never answered.
+    const problem = open && unanswered();
+    if (problem) return problem;
+    open = undefined;
+    const calls = m?.role === "assistant" && Array.isArray(m.tool_calls) ? m.tool_calls : [];
+    if (!calls.length) continue;
+    open = { at: i, ids: new Set(), answered: new Set() };
+    for (const [j, c] of calls.entries()) {
+      const where = `messages[${i}].tool_calls[${j}]`;
+      const param = `messages.[${i}].tool_calls.[${j}]`;
+      if (typeof c?.id !== "string" || !c.id) return { message: `Missing required parameter: '${where}.id'.`, param: `${param}.id` };
+      const name = c.function?.name;
+      if (typeof name !== "string" || !TOOL_NAME.test(name)) {
+        return {
+          message: `Invalid '${where}.function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]{1,64}$'.`,
+          param: `${param}.function.name`,
+        };
+      }
+      if (open.ids.has(c.id)) return { message: `Invalid parameter: duplicate tool_call id '${c.id}' in '${where}.id'.`, param: `${param}.id` };
+      open.ids.add(c.id);
+    }
+  }
+  return open ? unanswered() : null;
+}
+
+interface Ctx { res: http.ServerResponse; body: any; id: string; signal: AbortSignal; delayMs: number }
 type Call = { id: string; name: string; args: string };
 
 async function streamTurn(ctx: Ctx, turn: Exclude<Turn, { status: number }>, calls: Call[]): Promise<void> {
@@ -169,6 +278,10 @@ async function streamTurn(ctx: Ctx, turn: Exclude<Turn, { status: number }>, cal
     res.end(turn.garbage.split("\n").map((l) => `data: ${l}\n\n`).join(""));
     return;
   }
+  if ("stall" in turn) {
+    res.flushHeaders(); // else Node holds the headers back until the first body byte, which never comes
+    return;
+  }
   const chunk = (delta: object, finish_reason: string | null = null) => ({
     ...envelope(ctx, "chat.completion.chunk"),
     choices: [{ index: 0, delta, logprobs: null, finish_reason }],
@@ -176,15 +289,26 @@ async function streamTurn(ctx: Ctx, turn: Exclude<Turn, { status: number }>, cal
   const pieces = turn.text ? splitText(turn.text, "chunkSize" in turn ? turn.chunkSize : undefined) : [];
   // Like OpenAI: the first chunk names the role; LangChain takes the message type from it.
   const frames: object[] = [chunk({ role: "assistant", content: "" }), ...pieces.map((p) => chunk({ content: p }))];
+  const noIndex = "noIndex" in turn && turn.noIndex === true;
   calls.forEach((c, i) => {
     // First delta carries index/id/type/name with empty arguments; the arguments follow in pieces.
-    frames.push(chunk({ tool_calls: [{ index: i, id: c.id, type: "function", function: { name: c.name, arguments: "" } }] }));
-    for (const a of splitEven(c.args, 3)) frames.push(chunk({ tool_calls: [{ index: i, function: { arguments: a } }] }));
+    const index = noIndex ? {} : { index: i };
+    frames.push(chunk({ tool_calls: [{ ...index, id: c.id, type: "function", function: { name: c.name, arguments: "" } }] }));
+    for (const a of splitEven(c.args, 3)) frames.push(chunk({ tool_calls: [{ ...index, function: { arguments: a } }] }));
   });
 
   if ("hang" in turn) {
     await writeFrames(ctx, frames);
     return; // no end: the response stays open until the client aborts or close() drops it
+  }
+  if ("keepAlive" in turn) {
+    await writeFrames(ctx, frames);
+    while (!signal.aborted) {
+      // Rejects with AbortError when the client leaves (or close() drops it): the only way out.
+      await sleep(turn.everyMs ?? 50, undefined, { signal }).catch(() => undefined);
+      if (!signal.aborted) res.write(": keep-alive\n\n");
+    }
+    return;
   }
   if ("truncated" in turn) {
     await writeFrames(ctx, frames);
@@ -224,7 +348,14 @@ function completion(ctx: Ctx, text: string | null, calls: Call[]) {
 }
 
 function envelope(ctx: Ctx, object: string) {
-  return { id: `chatcmpl-fake-${ctx.index}`, object, created: Math.floor(Date.now() / 1000), model: ctx.body.model ?? "fake", system_fingerprint: "fp_fake" };
+  return { id: ctx.id, object, created: Math.floor(Date.now() / 1000), model: ctx.body.model ?? "fake", system_fingerprint: "fp_fake" };
+}
+
+/** Fixed per response, so every chunk of one answer carries the same id even across a second boundary. */
+function completionId(mode: FakeOpenAIOptions["completionIds"], index: number): string {
+  if (mode === "constant") return "chatcmpl-constant";
+  if (mode === "per-second") return `chatcmpl-${Math.floor(Date.now() / 1000)}`;
+  return `chatcmpl-fake-${index}`;
 }
 
 /** Rough token counts: enough for LangChain's usage_metadata to be plausible numbers. */
