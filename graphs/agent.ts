@@ -5,6 +5,7 @@ import { ToolRegistry, type TollgateTool } from "../src/tools/index.js";
 import { type ExecutionLedger, MemoryLedger } from "./execution-ledger.js";
 import { createAgentNode } from "./nodes/agent-node.js";
 import { createCallToolNode } from "./nodes/call-tool-node.js";
+import { DEFAULT_MODEL_TIMEOUTS, type ModelTimeouts } from "./nodes/model-deadline.js";
 import { createToolsNode } from "./nodes/tools-node.js";
 import { studioGraphOptions } from "./studio.js";
 import { AgentState, type AgentStateType } from "./state.js";
@@ -23,6 +24,8 @@ export interface AgentGraphOptions {
   /** Model calls per run, unless `configurable.max_rounds` says otherwise. */
   maxRounds?: number;
   systemPrompt?: string;
+  /** How long a model call may go without output; default 60 s to the first, 30 s between. */
+  modelTimeouts?: ModelTimeouts;
 }
 
 /**
@@ -40,7 +43,16 @@ export function createAgentWorkflow(opts: AgentGraphOptions) {
   const gated = (s: AgentStateType) => unansweredCalls(s.messages).some((c) => registry.needsApproval(c.name));
 
   return new StateGraph(AgentState)
-    .addNode("agent", createAgentNode(opts.model, registry, opts.systemPrompt ?? DEFAULT_SYSTEM_PROMPT))
+    .addNode(
+      "agent",
+      createAgentNode({
+        model: opts.model,
+        registry,
+        ledger,
+        systemPrompt: opts.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
+        timeouts: opts.modelTimeouts ?? DEFAULT_MODEL_TIMEOUTS,
+      }),
+    )
     .addNode("tools", createToolsNode(registry))
     .addNode("call_tool", createCallToolNode(registry, ledger))
     .addEdge(START, "agent")

@@ -1,4 +1,6 @@
+import type { ToolCall } from "@langchain/core/messages/tool";
 import type { ToolOutcome } from "../src/tools/index.js";
+import { closingOutcomes } from "./tool-messages.js";
 
 /** What a claim on an approved call found. */
 export type LedgerClaim =
@@ -55,4 +57,17 @@ export class MemoryLedger implements ExecutionLedger {
     if (!row) return undefined;
     return row.outcome ? { kind: "settled", outcome: row.outcome } : { kind: "in_doubt" };
   }
+}
+
+/**
+ * How to answer a call that will never run now (cancel, expiry, restart, a new message): what the
+ * ledger knows wins over `fallback`, so a call that ran keeps its recorded result and one caught
+ * mid-run is "outcome unknown". Never claims anything.
+ */
+export function answerFromLedger(ledger: ExecutionLedger, threadId: string, fallback: ToolOutcome) {
+  return (call: Pick<ToolCall, "id">): ToolOutcome => {
+    const known = ledger.peek(`${threadId}:${call.id}`);
+    if (known?.kind === "settled") return known.outcome;
+    return known?.kind === "in_doubt" ? closingOutcomes.outcomeUnknown() : fallback;
+  };
 }

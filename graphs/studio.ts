@@ -18,7 +18,16 @@ import type { AgentGraphOptions } from "./agent.js";
  */
 
 /** The variables the Studio graph reads; the server's own ones (PORT, TTL…) do not apply there. */
-const STUDIO_ENV = ["DATA_DIR", "MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "MAX_ROUNDS", "DEMO_TOKEN_DELAY_MS"];
+const STUDIO_ENV = [
+  "DATA_DIR",
+  "MODEL",
+  "OPENAI_API_KEY",
+  "OPENAI_BASE_URL",
+  "MAX_ROUNDS",
+  "DEMO_TOKEN_DELAY_MS",
+  "MODEL_FIRST_TOKEN_TIMEOUT_SECONDS",
+  "MODEL_IDLE_TIMEOUT_SECONDS",
+];
 
 /**
  * Options for the graph `langgraph dev` serves: the configured model (demo by default) and the
@@ -44,6 +53,7 @@ export function studioGraphOptions(env: Record<string, string | undefined> = pro
     }),
     tools: lazyDemoTools(() => openDemoDatabase(config.dataDir)),
     maxRounds: config.maxRounds,
+    modelTimeouts: config.modelTimeouts,
   };
 }
 

@@ -77,5 +77,7 @@ export const closingOutcomes = {
   rejected: (reason: string): ToolOutcome => ({ status: "rejected", error: `Rejected: ${reason}` }),
   expired: (): ToolOutcome => ({ status: "expired", error: "Expired: approval window closed; not executed" }),
   cancelled: (): ToolOutcome => ({ status: "cancelled", error: "Cancelled: not executed" }),
+  /** A call still pending when a new message came (Studio, the SDK): closed, never run. */
+  superseded: (): ToolOutcome => ({ status: "rejected", error: "Rejected: superseded by a new message" }),
   outcomeUnknown: (): ToolOutcome => ({ status: "error", error: "outcome unknown" }),
 };

@@ -11,6 +11,12 @@ const envSchema = z.object({
   OPENAI_BASE_URL: z.string().url().optional(),
   APPROVAL_TTL_SECONDS: z.coerce.number().positive().default(900),
   MAX_ROUNDS: intFrom(8, 1),
+  /** A model call with no output this long after the request is aborted (model_timeout). */
+  MODEL_FIRST_TOKEN_TIMEOUT_SECONDS: z.coerce.number().positive().default(60),
+  /** A model call silent this long mid-answer is aborted; keep-alives do not count as output. */
+  MODEL_IDLE_TIMEOUT_SECONDS: z.coerce.number().positive().default(30),
+  /** Interval of `: ping` comments on idle streams. */
+  HEARTBEAT_SECONDS: z.coerce.number().positive().default(15),
   /** Delay between the demo model's tokens, so a person can watch them arrive. */
   DEMO_TOKEN_DELAY_MS: intFrom(15, 0),
   /** How many finished runs' event logs each thread keeps for replay. */
@@ -31,6 +37,8 @@ export interface Config {
   openaiBaseUrl: string | undefined;
   approvalTtlMs: number;
   maxRounds: number;
+  modelTimeouts: { firstTokenMs: number; idleMs: number };
+  heartbeatMs: number;
   demoTokenDelayMs: number;
   eventRetentionRuns: number;
   expirySweepMs: number;
@@ -57,6 +65,11 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     openaiBaseUrl: e.OPENAI_BASE_URL,
     approvalTtlMs: Math.round(e.APPROVAL_TTL_SECONDS * 1000),
     maxRounds: e.MAX_ROUNDS,
+    modelTimeouts: {
+      firstTokenMs: Math.round(e.MODEL_FIRST_TOKEN_TIMEOUT_SECONDS * 1000),
+      idleMs: Math.round(e.MODEL_IDLE_TIMEOUT_SECONDS * 1000),
+    },
+    heartbeatMs: Math.round(e.HEARTBEAT_SECONDS * 1000),
     demoTokenDelayMs: e.DEMO_TOKEN_DELAY_MS,
     eventRetentionRuns: e.EVENT_RETENTION_RUNS,
     expirySweepMs: e.EXPIRY_SWEEP_MS,

@@ -16,7 +16,6 @@ export interface TollgateOptions {
   model?: BaseChatModel;
   /** Your own tools; defaults to the order-support demo tools. */
   tools?: (store: Store) => TollgateTool[];
-  heartbeatMs?: number;
 }
 
 export interface Tollgate {
@@ -44,7 +43,10 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
     openaiBaseUrl: config.openaiBaseUrl,
     demoTokenDelayMs: config.demoTokenDelayMs,
   });
-  const graph = compileAgentGraph({ model, tools, ledger: store.ledger, maxRounds: config.maxRounds }, store.checkpointer);
+  const graph = compileAgentGraph(
+    { model, tools, ledger: store.ledger, maxRounds: config.maxRounds, modelTimeouts: config.modelTimeouts },
+    store.checkpointer,
+  );
   const ctx = new RunContext(
     graph,
     store,
@@ -62,7 +64,7 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
     threads: store.threads,
     readThread: (id) => readThreadView(ctx, id),
     log,
-    heartbeatMs: o.heartbeatMs,
+    heartbeatMs: config.heartbeatMs,
   });
   return {
     app,

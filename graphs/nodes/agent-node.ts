@@ -5,9 +5,12 @@ import type { ToolCall } from "@langchain/core/messages/tool";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { describeModelFailure, ModelCallError } from "../../src/model/model-call-error.js";
 import type { ToolRegistry } from "../../src/tools/index.js";
+import { answerFromLedger, type ExecutionLedger } from "../execution-ledger.js";
+import { freshCallId, MALFORMED_CALL_NAME, repairHistory, replaceHistory, VALID_TOOL_NAME } from "../history.js";
 import type { AgentStateType, AgentUpdate } from "../state.js";
-import { UNPARSABLE_KEY } from "../tool-messages.js";
+import { closingOutcomes, UNPARSABLE_KEY } from "../tool-messages.js";
 import { ChunkAccumulator } from "./chunk-accumulator.js";
+import { type ModelTimeouts, ModelDeadline } from "./model-deadline.js";
 
 /** What the agent node sends on the graph's `custom` stream for each piece of assistant text. */
 export interface TokenChunk {
@@ -23,45 +26,69 @@ export const TOKEN_SINK_KEY = "tollgate_token_sink";
 export type TokenSink = (text: string) => void;
 
 /**
- * Calls the model once, streaming its text through `config.writer` as it arrives (the lean path:
- * no per-token message snapshots), and returns the whole assistant message.
+ * Calls the model once, streaming its text through the token sink as it arrives (the lean path:
+ * no per-token message snapshots), and returns the whole assistant message. The history it sends
+ * is valid Chat Completions: a thread broken by a crash, a new message sent while calls waited,
+ * or an older version is repaired first (`repairHistory`), and the repair is stored with the answer.
  */
-export function createAgentNode(model: BaseChatModel, registry: ToolRegistry, systemPrompt: string | undefined) {
+export function createAgentNode(opts: {
+  model: BaseChatModel;
+  registry: ToolRegistry;
+  ledger: ExecutionLedger;
+  systemPrompt: string | undefined;
+  timeouts: ModelTimeouts;
+}) {
+  const { model, registry, ledger, systemPrompt, timeouts } = opts;
   const tools = registry.langchainTools();
   const bound = tools.length && model.bindTools ? model.bindTools(tools) : model;
   // Chat Completions servers end every complete answer with a finish_reason; other model
   // classes report completion in their own ways, so only this protocol is checked.
   const checksFinish = model._llmType() === "openai";
   return async function agent(state: AgentStateType, config: LangGraphRunnableConfig): Promise<AgentUpdate> {
-    const input: BaseMessage[] = systemPrompt ? [new SystemMessage(systemPrompt), ...state.messages] : state.messages;
+    const threadId = (config.configurable?.thread_id as string | undefined) ?? "local";
+    const repaired = repairHistory(state.messages, answerFromLedger(ledger, threadId, closingOutcomes.superseded()));
+    const history = repaired ?? state.messages;
+    const input: BaseMessage[] = systemPrompt ? [new SystemMessage(systemPrompt), ...history] : history;
     const acc = new ChunkAccumulator();
     let full: AIMessageChunk | undefined;
     const sink = config.configurable?.[TOKEN_SINK_KEY] as TokenSink | undefined;
     const emit: TokenSink = sink ?? ((token) => config.writer?.({ token } satisfies TokenChunk));
+    const deadline = new ModelDeadline(timeouts);
+    // Either a cancel or the deadline aborts the request, and with it the socket.
+    const signal = config.signal ? AbortSignal.any([config.signal, deadline.signal]) : deadline.signal;
     try {
-      const stream = await bound.stream(input, config);
+      const stream = await bound.stream(input, { ...config, signal });
       for await (const chunk of stream) {
+        deadline.observe(chunk);
         const text = acc.add(chunk);
         if (text) emit(text);
       }
       full = acc.result();
       // ChatOpenAI ends its stream quietly on abort: a half answer must not pass as a whole one.
-      config.signal?.throwIfAborted();
+      signal.throwIfAborted();
       if (checksFinish && !full?.response_metadata?.finish_reason) {
         throw new ModelCallError("Model call failed: the stream ended before the model finished its answer");
       }
     } catch (err) {
+      // A cancel wins over everything, the deadline over whatever the abort looked like upstream.
       if (config.signal?.aborted) throw config.signal.reason ?? err;
+      if (deadline.expired) throw new ModelCallError(deadline.describe(), { cause: err }, "model_timeout");
       if (err instanceof ModelCallError) throw err;
       throw new ModelCallError(describeModelFailure(err), { cause: err });
+    } finally {
+      deadline.stop();
     }
-    return { messages: [finalMessage(full, usedCallIds(state.messages))], rounds: state.rounds + 1 };
+    const answer = finalMessage(full, usedCallIds(history));
+    return { messages: repaired ? [...replaceHistory(repaired), answer] : [answer], rounds: state.rounds + 1 };
   };
 }
 
 /**
- * A plain AIMessage from the streamed chunks. Calls whose arguments did not parse are kept as
- * calls (so the model gets an answer for each id it sent) and flagged to be answered `invalid_args`.
+ * A plain AIMessage from the streamed chunks, under an id of tollgate's own: some compatible
+ * servers reuse completion ids, and the message reducer would then overwrite an earlier answer.
+ * Calls whose arguments did not parse are kept as calls (so the model gets an answer for each id
+ * it sent) and flagged to be answered `invalid_args`; calls without a valid name are renamed
+ * `invalid_tool_call` and answered "malformed tool call".
  */
 export function finalMessage(full: AIMessageChunk | undefined, used: Set<string> = new Set()): AIMessage {
   if (!full) return new AIMessage({ id: randomUUID(), content: "" });
@@ -70,26 +97,30 @@ export function finalMessage(full: AIMessageChunk | undefined, used: Set<string>
   // Call ids key the ledger and the idempotency key: some servers number calls per response
   // (call_0, call_1…), so an id seen before in the thread, or twice in one batch, is replaced.
   const freshId = (id: string | undefined) => {
-    const unique = id && !used.has(id) ? id : `call_${randomUUID().replace(/-/g, "")}`;
+    const unique = id && !used.has(id) ? id : freshCallId();
     used.add(unique);
     return unique;
   };
+  const named = (name: string | undefined) => (name && VALID_TOOL_NAME.test(name) ? name : undefined);
   for (const c of full.tool_calls ?? []) {
-    const args = normalizeArgs(c.args);
     const id = freshId(c.id);
-    if (args) calls.push({ ...c, id, args });
+    const name = named(c.name);
+    const args = normalizeArgs(c.args);
+    if (!name) calls.push({ id, name: MALFORMED_CALL_NAME, args: {}, type: "tool_call" });
+    else if (args) calls.push({ ...c, id, name, args });
     else {
-      calls.push({ ...c, id, args: {} });
+      calls.push({ ...c, id, name, args: {} });
       unparsable[id] = "arguments must be a JSON object";
     }
   }
   for (const bad of full.invalid_tool_calls ?? []) {
     const id = freshId(bad.id);
-    calls.push({ id, name: bad.name ?? "unknown", args: {}, type: "tool_call" });
-    unparsable[id] = `arguments are not valid JSON: ${bad.args ?? ""}`;
+    const name = named(bad.name);
+    calls.push({ id, name: name ?? MALFORMED_CALL_NAME, args: {}, type: "tool_call" });
+    if (name) unparsable[id] = `arguments are not valid JSON: ${bad.args ?? ""}`;
   }
   return new AIMessage({
-    id: full.id ?? randomUUID(),
+    id: randomUUID(),
     content: full.content,
     tool_calls: calls,
     additional_kwargs: Object.keys(unparsable).length ? { [UNPARSABLE_KEY]: unparsable } : {},

@@ -10,9 +10,11 @@ import { AIMessageChunk } from "@langchain/core/messages";
 export class ChunkAccumulator {
   private texts: string[] = [];
   private merged: AIMessageChunk | undefined;
+  private readonly calls = new CallIndexer();
 
   /** Adds one chunk and returns its text (empty when it has none). */
   add(chunk: AIMessageChunk): string {
+    if (chunk.tool_call_chunks?.length) chunk = this.calls.indexed(chunk);
     const plainText = typeof chunk.content === "string" ? chunk.content : undefined;
     if (plainText !== undefined && this.merged && isPlain(chunk)) {
       if (plainText) this.texts.push(plainText);
@@ -43,4 +45,40 @@ function isPlain(c: AIMessageChunk): boolean {
     Object.keys(c.additional_kwargs).length === 0 &&
     c.response_metadata?.finish_reason == null
   );
+}
+
+/**
+ * Gives tool-call fragments that came without `index` the index of the call they belong to.
+ * LangChain merges fragments by index; without one, every fragment became a call of its own
+ * (one call streamed in 8 pieces gave 8 calls, 7 without a name). A fragment with a new id
+ * starts a call; one without an id (or with the current call's id) continues the current call.
+ */
+class CallIndexer {
+  private current: { index: number; id: string | undefined } | undefined;
+  private next = 0;
+
+  indexed(chunk: AIMessageChunk): AIMessageChunk {
+    let fixed = false;
+    const pieces = chunk.tool_call_chunks!.map((t) => {
+      if (typeof t.index === "number") {
+        this.current = { index: t.index, id: t.id ?? (this.current?.index === t.index ? this.current.id : undefined) };
+        this.next = Math.max(this.next, t.index + 1);
+        return t;
+      }
+      fixed = true;
+      if (!this.current || (t.id && t.id !== this.current.id)) this.current = { index: this.next++, id: t.id };
+      return { ...t, index: this.current.index };
+    });
+    if (!fixed) return chunk;
+    // The raw deltas in additional_kwargs would be merged the same broken way; nothing reads them.
+    const { tool_calls: _raw, ...kwargs } = chunk.additional_kwargs;
+    return new AIMessageChunk({
+      id: chunk.id,
+      content: chunk.content,
+      tool_call_chunks: pieces,
+      additional_kwargs: kwargs,
+      response_metadata: chunk.response_metadata,
+      usage_metadata: chunk.usage_metadata,
+    });
+  }
 }

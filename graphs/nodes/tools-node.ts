@@ -1,11 +1,13 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { runToolCall, type ToolOutcome, type ToolRegistry, untilAborted, validateArgs } from "../../src/tools/index.js";
+import { MALFORMED_CALL, MALFORMED_CALL_NAME } from "../history.js";
 import type { AgentStateType, AgentUpdate } from "../state.js";
 import { lastAssistant, outcomeMessage, unansweredCalls, unparsableError } from "../tool-messages.js";
 
 /**
  * Runs, at once, every call of the batch that needs no approval: read-only tools, plus calls that
- * cannot run anyway (unknown tool, bad arguments). Valid irreversible calls are left for the gate.
+ * cannot run anyway (unknown tool, malformed call, bad arguments). Valid irreversible calls are
+ * left for the gate.
  */
 export function createToolsNode(registry: ToolRegistry) {
   return async function tools(state: AgentStateType, config: LangGraphRunnableConfig): Promise<AgentUpdate> {
@@ -14,6 +16,7 @@ export function createToolsNode(registry: ToolRegistry) {
     const results = await Promise.all(
       unansweredCalls(state.messages).map(async (call): Promise<ReturnType<typeof outcomeMessage> | null> => {
         const request = { id: call.id!, name: call.name, args: call.args };
+        if (call.name === MALFORMED_CALL_NAME) return outcomeMessage(call, MALFORMED_CALL);
         const unparsable = unparsableError(ai, request.id);
         if (unparsable) return outcomeMessage(call, { status: "invalid_args", error: unparsable });
         if (registry.needsApproval(call.name)) {

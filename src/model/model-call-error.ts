@@ -1,6 +1,16 @@
-/** The model endpoint failed (down, 4xx/5xx, garbage). Its message is safe to show a person. */
+/** How a model call failed, as the `error` event's code says it. */
+export type ModelFailureCode = "model_error" | "model_timeout";
+
+/**
+ * The model endpoint failed (down, 4xx/5xx, garbage: `model_error`) or went silent past a
+ * deadline (`model_timeout`). Its message is safe to show a person.
+ */
 export class ModelCallError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
+  constructor(
+    message: string,
+    options?: { cause?: unknown },
+    readonly code: ModelFailureCode = "model_error",
+  ) {
     super(message, options);
     this.name = "ModelCallError";
   }

@@ -24,8 +24,11 @@ export type ToolStatus = (typeof TOOL_STATUSES)[number];
 
 export const DONE_OUTCOMES = ["completed", "max_rounds"] as const;
 export const CANCEL_REASONS = ["client", "api", "shutdown"] as const;
-/** Codes of the `error` event: the model endpoint failed, or tollgate did (details in its log). */
-export const RUN_ERROR_CODES = ["model_error", "internal_error"] as const;
+/**
+ * Codes of the `error` event: the model endpoint failed (`model_error`) or sent no output in time
+ * (`model_timeout`), or tollgate did (`internal_error`, details in its log).
+ */
+export const RUN_ERROR_CODES = ["model_error", "model_timeout", "internal_error"] as const;
 export type RunErrorCode = (typeof RUN_ERROR_CODES)[number];
 export type CancelReason = (typeof CANCEL_REASONS)[number];
 

@@ -1,7 +1,7 @@
 import type { ToolMessage } from "@langchain/core/messages";
-import type { ExecutionLedger } from "../../graphs/execution-ledger.js";
+import { answerFromLedger, type ExecutionLedger } from "../../graphs/execution-ledger.js";
 import type { AgentGraph } from "../../graphs/agent.js";
-import { closingOutcomes, outcomeMessage, unansweredCalls } from "../../graphs/tool-messages.js";
+import { outcomeMessage, unansweredCalls } from "../../graphs/tool-messages.js";
 import type { AgentStateType } from "../../graphs/state.js";
 import type { ToolOutcome } from "../tools/index.js";
 
@@ -21,12 +21,8 @@ export async function closePendingCalls(
   const values = state.values as Partial<AgentStateType>;
   const calls = unansweredCalls(values.messages ?? []);
   if (calls.length === 0) return [];
-  const messages = calls.map((call) => {
-    const known = ledger.peek(`${threadId}:${call.id}`);
-    const outcome =
-      known?.kind === "settled" ? known.outcome : known?.kind === "in_doubt" ? closingOutcomes.outcomeUnknown() : fallback;
-    return outcomeMessage(call, outcome);
-  });
+  const answer = answerFromLedger(ledger, threadId, fallback);
+  const messages = calls.map((call) => outcomeMessage(call, answer(call)));
   // As if the tools node had answered them; its router ends the graph when `closed` is set.
   await graph.updateState(config, { messages, closed: true }, "tools");
   return messages;

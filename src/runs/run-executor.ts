@@ -123,14 +123,14 @@ async function finishCancelled(ctx: RunContext, run: ActiveRun): Promise<string>
 
 async function finishFailed(ctx: RunContext, run: ActiveRun, err: unknown): Promise<string> {
   const isModel = err instanceof ModelCallError;
-  if (isModel) ctx.log.warn("model call failed", { run_id: run.runId, message: err.message });
+  if (isModel) ctx.log.warn("model call failed", { run_id: run.runId, code: err.code, message: err.message });
   else ctx.log.error("run failed", { run_id: run.runId, thread_id: run.threadId, err });
   await closeCalls(ctx, run, { status: "error", error: "not executed: the run failed" });
   detach(ctx, run);
   ctx.store.threads.release(run.threadId, run.runId, "idle", "error");
   run.log.append(
     isModel
-      ? { type: "error", code: "model_error", message: err.message }
+      ? { type: "error", code: err.code, message: err.message }
       : { type: "error", code: "internal_error", message: `Internal error in run ${run.runId}; see the server log` },
   );
   return "error";

@@ -50,4 +50,29 @@ describe("ChunkAccumulator", () => {
   it("has no result before any chunk", () => {
     expect(new ChunkAccumulator().result()).toBeUndefined();
   });
+
+  it("merges tool-call fragments sent without index into the call they continue", () => {
+    // As a server that omits `index` streams two calls: each starts with its id and name, the
+    // argument pieces that follow carry neither.
+    const piece = (t: { id?: string; name?: string; args: string }) =>
+      new AIMessageChunk({ id: "m1", content: "", tool_call_chunks: [{ ...t, type: "tool_call_chunk" }] });
+    const chunks = [
+      piece({ id: "c1", name: "lookup_order", args: "" }),
+      piece({ args: '{"order' }),
+      piece({ args: '_id":' }),
+      piece({ args: '"A-1"}' }),
+      piece({ id: "c2", name: "refund_order", args: '{"order_id":"A-1",' }),
+      piece({ args: '"amount_cents":5}' }),
+    ];
+    const acc = new ChunkAccumulator();
+    for (const c of chunks) acc.add(c);
+    const got = acc.result()!;
+    expect(got.tool_calls).toEqual([
+      { id: "c1", name: "lookup_order", args: { order_id: "A-1" }, type: "tool_call" },
+      { id: "c2", name: "refund_order", args: { order_id: "A-1", amount_cents: 5 }, type: "tool_call" },
+    ]);
+    expect(got.invalid_tool_calls ?? []).toEqual([]);
+    // LangChain alone makes a call of every fragment, most without a name.
+    expect(naive(chunks).tool_call_chunks!.length).toBe(6);
+  });
 });

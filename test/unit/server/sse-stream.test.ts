@@ -13,9 +13,9 @@ afterEach(async () => {
   tg = undefined;
 });
 
-async function open(env: Record<string, string>, heartbeatMs?: number): Promise<Tollgate> {
+async function open(env: Record<string, string>): Promise<Tollgate> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tollgate-sse-"));
-  tg = await createTollgate({ config: loadConfig({ DATA_DIR: dataDir, ...env }), log: silentLogger, heartbeatMs });
+  tg = await createTollgate({ config: loadConfig({ DATA_DIR: dataDir, ...env }), log: silentLogger });
   return tg;
 }
 
@@ -41,8 +41,8 @@ describe("SSE bytes", () => {
     frames.forEach((f, i) => expect(f.startsWith(`id: RUN:${i}\n`)).toBe(true));
   });
 
-  it("sends heartbeat comments while a stream is idle", async () => {
-    const t = await open({ DEMO_TOKEN_DELAY_MS: "40" }, 10);
+  it("sends heartbeat comments every HEARTBEAT_SECONDS while a stream is idle", async () => {
+    const t = await open({ DEMO_TOKEN_DELAY_MS: "40", HEARTBEAT_SECONDS: "0.01" });
     const text = await (await post(t, "/threads/beat/runs", { message: "hello" })).text();
     expect(text).toContain(": ping\n\n");
     // comments sit between frames, never inside one
