@@ -1,5 +1,3 @@
-import type { RunnableConfig } from "@langchain/core/runnables";
-
 /** A person's decision on one pending call, as it reaches the `call_tool` node. */
 export interface GateDecision {
   call_id: string;
@@ -10,23 +8,24 @@ export interface GateDecision {
 }
 
 /**
- * Reads `configurable.decisions`: the one way decisions reach the gate, from the Hono server and
- * from LangGraph Studio alike. Accepts an array, an object keyed by call id, or either as a JSON
- * string (what a config form can hold). Anything unreadable counts as no decision: fail closed.
+ * The one parser for decisions, whichever way they reach the gate: `configurable.decisions` in
+ * the run config (the Hono server, a Studio assistant's config, any API client), or the value of
+ * LangGraph's `Command({ resume })` at the gate's interrupt (Studio's resume box, the SDK's
+ * `command: { resume }`, `useStream().submit`). Accepts an array `[{call_id, approved, reason?,
+ * args_hash?}]`, an object keyed by call id, either one as a JSON string, and any of those wrapped
+ * as `{ decisions: … }` (what the interrupt's `resume_with` shows). Anything unreadable counts as
+ * no decision, and only a literal `approved: true` approves: fail closed.
  */
-export function readDecisions(config: RunnableConfig | undefined): Map<string, GateDecision> {
-  let raw: unknown = config?.configurable?.decisions;
-  if (typeof raw === "string") {
-    try {
-      raw = JSON.parse(raw);
-    } catch {
-      return new Map();
-    }
+export function readDecisions(value: unknown): Map<string, GateDecision> {
+  let raw = fromJson(value);
+  if (raw && typeof raw === "object" && !Array.isArray(raw) && Object.hasOwn(raw, "decisions")) {
+    raw = fromJson((raw as { decisions: unknown }).decisions);
   }
   const list: unknown[] = Array.isArray(raw)
     ? raw
     : raw && typeof raw === "object"
-      ? Object.entries(raw).map(([call_id, d]) => ({ call_id, ...(d as object) }))
+      ? // The key names the call; a `call_id` inside the entry cannot redirect it to another one.
+        Object.entries(raw).map(([call_id, d]) => ({ ...(d && typeof d === "object" ? d : {}), call_id }))
       : [];
   const out = new Map<string, GateDecision>();
   for (const d of list) {
@@ -41,4 +40,14 @@ export function readDecisions(config: RunnableConfig | undefined): Map<string, G
     });
   }
   return out;
+}
+
+/** A JSON string parsed (undefined when it is not JSON); any other value as it is. */
+function fromJson(value: unknown): unknown {
+  if (typeof value !== "string") return value;
+  try {
+    return JSON.parse(value) as unknown;
+  } catch {
+    return undefined;
+  }
 }

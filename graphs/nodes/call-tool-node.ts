@@ -1,5 +1,5 @@
-import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { ToolCall } from "@langchain/core/messages/tool";
+import { GraphValueError, interrupt, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { hashArgs, runToolCall, type ToolOutcome, type ToolRegistry, untilAborted } from "../../src/tools/index.js";
 import { readDecisions, type GateDecision } from "../decisions.js";
 import type { ExecutionLedger } from "../execution-ledger.js";
@@ -7,17 +7,35 @@ import type { AgentStateType, AgentUpdate } from "../state.js";
 import { closingOutcomes, outcomeMessage, unansweredCalls } from "../tool-messages.js";
 
 /**
- * The gate. Runs after the interrupt, with the decisions in `configurable.decisions`. Only a call
- * approved by id (and, when a hash is given, with unchanged arguments) runs, and at most once:
- * the ledger is claimed durably before the tool is called.
+ * The value of the gate's interrupt: the pending calls, sensitive arguments masked (and, like the
+ * Hono server's interrupt event, no hash of the full arguments, which could confirm a guessed
+ * secret), and the JSON that approves them all when given as the resume value.
+ */
+export interface ApprovalRequest {
+  kind: "approval";
+  calls: Array<{ call_id: string; name: string; args: Record<string, unknown> }>;
+  /** `{"decisions": [{"call_id": …, "approved": true}, …]}`, for `Command({ resume })` or Studio's resume box. */
+  resume_with: string;
+}
+
+/**
+ * The gate. Runs after the static interrupt (`interruptBefore: ["call_tool"]`). Decisions come
+ * from `configurable.decisions` when the run config has them (the Hono server always sends them);
+ * otherwise the node pauses at LangGraph's `interrupt()` and reads the `Command({ resume })` value
+ * with the same parser. Only a call approved by id (and, when a hash is given, with unchanged
+ * arguments) runs, and at most once: the ledger is claimed durably before the tool is called.
  */
 export function createCallToolNode(registry: ToolRegistry, ledger: ExecutionLedger) {
   return async function call_tool(state: AgentStateType, config: LangGraphRunnableConfig): Promise<AgentUpdate> {
-    const decisions = readDecisions(config);
+    const pending = unansweredCalls(state.messages);
+    const given: unknown = config.configurable?.decisions;
+    // Nothing above has an effect, and nothing with one may move above: on a resume LangGraph runs
+    // this node again from its first line, and `interrupt()` returns the resume value that time.
+    const decisions = readDecisions(given === undefined && pending.length ? askPerson(pending) : given);
     const threadId = (config.configurable?.thread_id as string | undefined) ?? "local";
     const messages = [];
     // One by one, in the model's order: a person may approve some and reject others.
-    for (const call of unansweredCalls(state.messages)) {
+    for (const call of pending) {
       // A cancel between two approved calls stops the next one from starting at all.
       config.signal?.throwIfAborted();
       const outcome = await decide(call, decisions.get(call.id!), threadId, config.signal);
@@ -25,6 +43,25 @@ export function createCallToolNode(registry: ToolRegistry, ledger: ExecutionLedg
     }
     return { messages, rounds: 0 };
   };
+
+  /**
+   * Pauses the run at a dynamic interrupt listing the pending calls, or returns the value it was
+   * resumed with. A plain continue (no resume value) pauses here again; nothing runs.
+   */
+  function askPerson(pending: ToolCall[]): unknown {
+    const request: ApprovalRequest = {
+      kind: "approval",
+      calls: pending.map((c) => ({ call_id: c.id!, name: c.name, args: registry.mask(c.name, c.args) })),
+      resume_with: JSON.stringify({ decisions: pending.map((c) => ({ call_id: c.id!, approved: true })) }),
+    };
+    try {
+      return interrupt(request);
+    } catch (err) {
+      // A graph without a checkpointer cannot pause and be resumed: no decision, fail closed.
+      if (err instanceof GraphValueError && err.lc_error_code === "MISSING_CHECKPOINTER") return undefined;
+      throw err; // the GraphInterrupt that pauses the run, among others
+    }
+  }
 
   async function decide(
     call: ToolCall,

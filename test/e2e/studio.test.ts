@@ -1,6 +1,7 @@
 /**
  * The same graph under `langgraph dev`, the server LangGraph Studio talks to: it loads without
- * side effects, stops at the gate, rejects on a plain Continue, and runs an approved call once.
+ * side effects, stops at the gate, pauses again (at the node's interrupt) on a plain Continue,
+ * and runs a call approved by `command: { resume }` or by `configurable.decisions` once.
  */
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -10,12 +11,19 @@ import { pathToFileURL } from "node:url";
 import { Client } from "@langchain/langgraph-sdk";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ApprovalRequest } from "../../graphs/nodes/call-tool-node.js";
 import { langgraphDevUnavailable, REPO_ROOT, startLangGraphDev, type LangGraphDev } from "./studio/langgraph-dev.js";
+
+interface WireCall {
+  id: string;
+  name: string;
+  args: Record<string, unknown>;
+}
 
 interface WireMessage {
   type: string;
   content: unknown;
-  tool_calls?: Array<{ id: string; name: string; args: Record<string, unknown> }>;
+  tool_calls?: WireCall[];
   tool_call_id?: string;
 }
 
@@ -78,7 +86,21 @@ describe.skipIf(unavailable !== null)(
 
     async function state(threadId: string) {
       const s = await client.threads.getState<{ messages: WireMessage[] }>(threadId);
-      return { next: s.next, messages: s.values.messages };
+      const interrupts = s.tasks.flatMap((t) => t.interrupts.map((i) => i.value as ApprovalRequest));
+      return { next: s.next, messages: s.values.messages, interrupts };
+    }
+
+    /** After a plain continue: paused at call_tool's own interrupt, which lists the pending call. */
+    function expectApprovalPause(s: Awaited<ReturnType<typeof state>>, call: WireCall) {
+      expect(s.next).toEqual(["call_tool"]);
+      expect(s.interrupts).toEqual([
+        {
+          kind: "approval",
+          calls: [{ call_id: call.id, name: call.name, args: call.args }],
+          resume_with: JSON.stringify({ decisions: [{ call_id: call.id, approved: true }] }),
+        },
+      ]);
+      expect(pendingCalls(s.messages).map((c) => c.id)).toEqual([call.id]);
     }
 
     /** Calls of the last assistant message that have no tool message yet. */
@@ -109,35 +131,84 @@ describe.skipIf(unavailable !== null)(
       expect(fs.existsSync(dbFile())).toBe(false);
     });
 
-    it("halts before call_tool; a plain continue rejects the pending call and runs nothing", async () => {
+    it("halts before call_tool; a plain continue pauses again at the node's interrupt and runs nothing", async () => {
       const { threadId, call } = await haltedRefund();
       // The read-only lookup already ran (it opened the database); the refund did not.
       expect(refunds()).toEqual([]);
+      // The static pause carries no interrupt value.
+      expect((await state(threadId)).interrupts).toEqual([]);
 
-      const out = await client.runs.wait(threadId, "agent", { input: null });
-      expect(out).not.toHaveProperty("__error__");
+      for (let i = 0; i < 2; i++) {
+        const out = await client.runs.wait(threadId, "agent", { input: null });
+        expect(out).not.toHaveProperty("__error__");
+        const s = await state(threadId);
+        expectApprovalPause(s, call);
+        expect(s.messages.filter((m) => m.type === "tool" && m.tool_call_id === call.id)).toEqual([]);
+        expect(refunds()).toEqual([]);
+      }
+      expect((await client.threads.get(threadId)).status).toBe("interrupted");
+
+      // A resume value the gate cannot read rejects: fail closed.
+      await client.runs.wait(threadId, "agent", { command: { resume: "yes please" } });
       const s = await state(threadId);
       expect(s.next).toEqual([]);
       const answer = s.messages.find((m) => m.type === "tool" && m.tool_call_id === call.id);
       expect(answer?.content).toBe("Rejected: no decision");
-      expect(pendingCalls(s.messages)).toEqual([]);
       expect(refunds()).toEqual([]);
     });
 
     it("a run that switches the interrupt off still cannot run the call: the gate is the node", async () => {
       // Studio (and any API client) may send `interrupt_before: []`; the graph then goes straight
-      // through call_tool, which finds no decision and rejects.
+      // into call_tool, which finds no decision and pauses at its own interrupt.
       const thread = await client.threads.create();
       await client.runs.wait(thread.thread_id, "agent", {
         input: { messages: [{ role: "user", content: REQUEST }] },
         interruptBefore: [],
       });
       const s = await state(thread.thread_id);
-      expect(s.next).toEqual([]);
       const refund = s.messages.flatMap((m) => m.tool_calls ?? []).find((c) => c.name === "refund_order")!;
-      const answer = s.messages.find((m) => m.type === "tool" && m.tool_call_id === refund.id);
-      expect(answer?.content).toBe("Rejected: no decision");
+      expectApprovalPause(s, refund);
       expect(refunds()).toEqual([]);
+
+      // Refusing it there with a reason.
+      await client.runs.wait(thread.thread_id, "agent", {
+        command: { resume: { decisions: [{ call_id: refund.id, approved: false, reason: "not today" }] } },
+      });
+      const after = await state(thread.thread_id);
+      expect(after.next).toEqual([]);
+      const answer = after.messages.find((m) => m.type === "tool" && m.tool_call_id === refund.id);
+      expect(answer?.content).toBe("Rejected: not today");
+      expect(refunds()).toEqual([]);
+    });
+
+    it("approving with command: { resume: { decisions } } runs the call exactly once", async () => {
+      // Straight from the static pause, the way the SDK and useStream().submit resume.
+      const { threadId, call } = await haltedRefund();
+      const resume = { decisions: [{ call_id: call.id, approved: true }] };
+      const out = await client.runs.wait(threadId, "agent", { command: { resume } });
+      expect(out).not.toHaveProperty("__error__");
+      const s = await state(threadId);
+      expect(s.next).toEqual([]);
+      const answer = s.messages.find((m) => m.type === "tool" && m.tool_call_id === call.id);
+      expect(JSON.parse(String(answer?.content))).toMatchObject({ order_id: "A-1002", amount_cents: 500 });
+      const of = (id: string) => refunds().filter((r) => r.call_id === id);
+      expect(of(call.id)).toEqual([{ order_id: "A-1002", amount_cents: 500, call_id: call.id }]);
+
+      // From the second pause, with the interrupt's own resume_with (what Studio's resume box gets).
+      const second = await haltedRefund();
+      await client.runs.wait(second.threadId, "agent", { input: null });
+      const paused = await state(second.threadId);
+      expectApprovalPause(paused, second.call);
+      await client.runs.wait(second.threadId, "agent", { command: { resume: JSON.parse(paused.interrupts[0]!.resume_with) } });
+      expect((await state(second.threadId)).next).toEqual([]);
+      expect(of(second.call.id)).toHaveLength(1);
+
+      // Resuming either thread again finds nothing pending: still one refund each.
+      for (const t of [threadId, second.threadId]) {
+        await client.runs.wait(t, "agent", { command: { resume } });
+        expect((await state(t)).next).toEqual([]);
+      }
+      expect([...of(call.id), ...of(second.call.id)]).toHaveLength(2);
     });
 
     it("continuing with configurable.decisions approving the call runs it exactly once", async () => {
@@ -150,12 +221,13 @@ describe.skipIf(unavailable !== null)(
       expect(s.next).toEqual([]);
       const answer = s.messages.find((m) => m.type === "tool" && m.tool_call_id === call.id);
       expect(JSON.parse(String(answer?.content))).toMatchObject({ order_id: "A-1002", amount_cents: 500 });
-      expect(refunds()).toEqual([{ order_id: "A-1002", amount_cents: 500, call_id: call.id }]);
+      const mine = () => refunds().filter((r) => r.call_id === call.id);
+      expect(mine()).toEqual([{ order_id: "A-1002", amount_cents: 500, call_id: call.id }]);
 
       // Sending the same approval again finds nothing pending: still one refund.
       await client.runs.wait(threadId, "agent", { input: null, config: approve });
       expect((await state(threadId)).next).toEqual([]);
-      expect(refunds()).toHaveLength(1);
+      expect(mine()).toHaveLength(1);
     });
   },
 );
