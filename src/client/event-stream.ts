@@ -127,6 +127,8 @@ class ReconnectingEventStream implements EventStream {
       if (reconnecting && TRANSIENT_STATUS.has(response.status)) return { kind: "drop", cause: error, progressed: false };
       throw error;
     }
+    // The server has nothing (more) to send: the thread has had no run, or we hold its end.
+    if (response.status === 204) return { kind: "end" };
     const contentType = response.headers.get("content-type") ?? "";
     if (!contentType.startsWith("text/event-stream") || !response.body) {
       await response.body?.cancel();
@@ -144,8 +146,6 @@ class ReconnectingEventStream implements EventStream {
           return { kind: "drop", cause, progressed };
         }
         if (step.done) {
-          // A thread with no run yet: the server names no run and sends nothing. That is the end.
-          if (!progressed && !this.#source.start && !response.headers.has("x-run-id")) return { kind: "end" };
           return { kind: "drop", cause: new Error("stream ended before a terminal event"), progressed };
         }
         // Events already parsed from the last chunk must not slip out (or move lastEventId) after stop().

@@ -1,4 +1,4 @@
-import type { InterruptPayload } from "./events.js";
+import type { InterruptPayload, ToolStatus } from "./events.js";
 
 /** The JSON shapes of the API's resources, shared by server and client like the events are. */
 
@@ -28,6 +28,8 @@ export interface ThreadMessage {
   tool_calls?: ThreadToolCall[];
   tool_call_id?: string;
   name?: string;
+  /** On tool messages: how the call ended, as its `tool_result` said. */
+  status?: ToolStatus;
 }
 
 /** `GET /threads/:thread_id`. */

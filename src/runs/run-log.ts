@@ -22,6 +22,11 @@ export class RunLog {
     return this.ended;
   }
 
+  /** Whether events after `seq` exist or may still come. */
+  hasEventsAfter(seq: number): boolean {
+    return !this.ended || seq < this.events.length - 1;
+  }
+
   /** Appends one event. After the terminal event nothing more is accepted: the rule of every stream. */
   append(body: EventBody): void {
     if (this.ended) throw new Error(`run ${this.runId}: event '${body.type}' after the terminal event`);

@@ -32,7 +32,8 @@ export class RunService {
       this.ctx.store.threads.claimIdle(threadId, runId);
       this.ctx.store.runs.start(runId, threadId, "message");
     })();
-    const input: AgentUpdate = { messages: [new HumanMessage(message)], rounds: 0, closed: false };
+    // An id of its own, so a repair can move or replace it like any other stored message.
+    const input: AgentUpdate = { messages: [new HumanMessage({ id: randomUUID(), content: message })], rounds: 0, closed: false };
     return this.launch(threadId, runId, onDisconnect, input, {});
   }
 
@@ -88,6 +89,12 @@ export class RunService {
     }
     const stored = this.ctx.store.runs.read(runId, afterSeq);
     if (stored.length) yield stored;
+  }
+
+  /** Whether a stream after `afterSeq` has anything to send: false once the terminal event is behind it. */
+  hasEventsAfter(runId: string, afterSeq: number): boolean {
+    const live = this.ctx.live.get(runId);
+    return live ? live.hasEventsAfter(afterSeq) : this.ctx.store.runs.maxSeq(runId) > afterSeq;
   }
 
   /** Cancels every run in flight with reason `shutdown`; open interrupts stay as they are. */

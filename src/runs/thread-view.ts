@@ -1,5 +1,6 @@
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import type { AgentStateType } from "../../graphs/state.js";
+import { outcomeOf } from "../../graphs/tool-messages.js";
 import { AppError, type ThreadMessage, type ThreadView } from "../protocol/index.js";
 import { interruptPayload } from "../store/index.js";
 import type { ToolRegistry } from "../tools/index.js";
@@ -24,7 +25,9 @@ export async function readThreadView(ctx: RunContext, threadId: string): Promise
 function toWire(m: BaseMessage, registry: ToolRegistry): ThreadMessage[] {
   if (HumanMessage.isInstance(m)) return [{ role: "user", content: m.text }];
   if (ToolMessage.isInstance(m)) {
-    return [{ role: "tool", content: m.text, tool_call_id: m.tool_call_id, ...(m.name ? { name: m.name } : {}) }];
+    // The status a `tool_result` carried, so a page can rebuild its cards after a reload.
+    const { status } = outcomeOf(m);
+    return [{ role: "tool", content: m.text, tool_call_id: m.tool_call_id, ...(m.name ? { name: m.name } : {}), status }];
   }
   if (AIMessage.isInstance(m)) {
     const calls = (m.tool_calls ?? []).map((c) => ({ id: c.id!, name: c.name, args: registry.mask(c.name, c.args) }));

@@ -52,9 +52,12 @@ export function runsRoutes(deps: AppDeps): Hono {
     const last = parseEventId(c.req.header("last-event-id") ?? c.req.query("last_event_id") ?? "");
     // An id from an older run means the client has seen none of the latest: replay it whole.
     const afterSeq = last && last.runId === runId ? last.seq : -1;
+    // Nothing left to send (no run yet, or the client has the terminal event): 204 is what makes
+    // a browser's EventSource stop reconnecting; a 200 with an empty body makes it retry forever.
+    if (!runId || !deps.runs.hasEventsAfter(runId, afterSeq)) return c.body(null, 204);
     return sseResponse({
-      runId: runId ?? "",
-      events: (signal) => (runId ? deps.runs.events(runId, afterSeq, signal) : emptyEvents()),
+      runId,
+      events: (signal) => deps.runs.events(runId, afterSeq, signal),
       clientSignal: c.req.raw.signal,
       heartbeatMs,
       log: deps.log,
@@ -63,5 +66,3 @@ export function runsRoutes(deps: AppDeps): Hono {
 
   return app;
 }
-
-async function* emptyEvents() {}

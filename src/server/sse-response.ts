@@ -59,8 +59,9 @@ export function sseResponse(o: SseOptions): Response {
     },
     cancel: gone,
   });
+  // A client can be gone before its response exists (it sent the request and left): an abort
+  // that already happened never fires its listeners, so it is acted on here.
+  if (o.clientSignal.aborted) gone();
   // The run id up front lets a client recover a stream that drops before its first event.
-  // (No header for a thread that has had no run yet: its stream is empty and ends at once.)
-  const headers = o.runId ? { ...SSE_HEADERS, "X-Run-Id": o.runId } : SSE_HEADERS;
-  return new Response(body, { status: 200, headers });
+  return new Response(body, { status: 200, headers: { ...SSE_HEADERS, "X-Run-Id": o.runId } });
 }

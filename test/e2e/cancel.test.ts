@@ -87,7 +87,7 @@ describe("cancel", () => {
     expect(s.db.rows("refunds", "call_id = ?", "slow1")).toHaveLength(0);
     const view = await s.client.getThread(id);
     expect(view).toMatchObject({ status: "idle", last_outcome: "cancelled" });
-    expect(view.messages.at(-1)).toMatchObject({ role: "tool", tool_call_id: "slow1", content: "Cancelled: not executed" });
+    expect(view.messages.at(-1)).toMatchObject({ role: "tool", tool_call_id: "slow1", content: "Cancelled: not executed", status: "cancelled" });
   });
 
   it("cancelling a thread that waits for approval closes the interrupt; cancel is idempotent", async () => {
@@ -98,7 +98,7 @@ describe("cancel", () => {
     expect(await s.client.cancel(id)).toEqual({ thread_id: id, cancelled: false, status: "idle" });
     const view = await s.client.getThread(id);
     expect(view).toMatchObject({ status: "idle", last_outcome: "cancelled", pending: null });
-    expect(view.messages.at(-1)).toMatchObject({ role: "tool", tool_call_id: "w1", content: "Cancelled: not executed" });
+    expect(view.messages.at(-1)).toMatchObject({ role: "tool", tool_call_id: "w1", content: "Cancelled: not executed", status: "cancelled" });
     const r = await call(s.server.url, "POST", `/threads/${id}/resume`, { interrupt_id: intr.interrupt_id, decisions: [{ call_id: "w1", approved: true }] });
     expect([r.status, r.json.error.code]).toEqual([409, "not_waiting"]);
     expect(s.db.rows("refunds", "call_id = ?", "w1")).toHaveLength(0);

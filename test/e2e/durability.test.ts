@@ -73,7 +73,7 @@ describe("restarts", () => {
     await withServer({}, first.dataDir, async (server, c2) => {
       const view = await c2.getThread(id);
       expect(view).toMatchObject({ status: "idle", last_outcome: "error", pending: null });
-      expect(view.messages.at(-1)).toMatchObject({ role: "tool", tool_call_id: "k2", content: "Error: outcome unknown" });
+      expect(view.messages.at(-1)).toMatchObject({ role: "tool", tool_call_id: "k2", content: "Error: outcome unknown", status: "error" });
       // The dead run's stream now ends: the call's fate, then the error.
       const replay = await c2.stream(id).collect();
       expect(only(replay, "tool_result")).toMatchObject([{ call_id: "k2", status: "error", error: "outcome unknown" }]);
@@ -129,7 +129,7 @@ describe("expiry", () => {
       await until(async () => (await c.getThread(id)).status === "idle");
       const view = await c.getThread(id);
       expect(view).toMatchObject({ last_outcome: "expired", pending: null });
-      expect(view.messages.at(-1)).toMatchObject({ role: "tool", tool_call_id: "e1", content: "Expired: approval window closed; not executed" });
+      expect(view.messages.at(-1)).toMatchObject({ role: "tool", tool_call_id: "e1", content: "Expired: approval window closed; not executed", status: "expired" });
       const db = openDb(server.dataDir);
       expect(db.rows("refunds", "call_id = ?", "e1")).toHaveLength(0);
       expect(db.rows("interrupts", "thread_id = ?", id)).toMatchObject([{ status: "expired" }]);

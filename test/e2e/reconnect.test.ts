@@ -62,14 +62,20 @@ describe("GET /threads/:id/stream", () => {
     const replay = await s.client.stream(id).collect();
     expect(replay).toEqual(live);
     terminal(replay, "interrupt");
-    // after the last id: nothing more, and the stream closes
+    // after the terminal event's id: 204, so that a browser's EventSource stops reconnecting
     const res = await fetch(`${s.server.url}/threads/${id}/stream`, { headers: { "last-event-id": eventId(live[0]!.run_id, live.length - 1) } });
-    expect([res.status, await res.text()]).toEqual([200, ""]);
+    expect([res.status, await res.text()]).toEqual([204, ""]);
+    // one before it: that last event, then the stream closes
+    const before = await fetch(`${s.server.url}/threads/${id}/stream?last_event_id=${eventId(live[0]!.run_id, live.length - 2)}`);
+    expect(before.status).toBe(200);
+    expect(await before.text()).toMatch(/^id: [^\n]+\nevent: interrupt\ndata: .+\n\n$/);
   });
 
-  it("on a thread that has had no run yet is an empty stream that ends", async () => {
+  it("on a thread that has had no run yet answers 204, and the client ends with no events", async () => {
     const id = threadId("no-runs");
     await s.client.createThread({ thread_id: id });
+    const res = await fetch(`${s.server.url}/threads/${id}/stream`);
+    expect([res.status, await res.text()]).toEqual([204, ""]);
     expect(await s.client.stream(id).collect()).toEqual([]);
   });
 
