@@ -16,6 +16,8 @@ export const ERROR_STATUS = {
   model_error: 502,
   /** After SIGTERM, until the process exits: requests on kept-alive connections still arrive. */
   shutting_down: 503,
+  /** The database is locked, full or failing; nothing was applied and a retry is safe. */
+  storage_unavailable: 503,
   internal_error: 500,
 } as const;
 

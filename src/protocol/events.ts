@@ -26,9 +26,11 @@ export const DONE_OUTCOMES = ["completed", "max_rounds"] as const;
 export const CANCEL_REASONS = ["client", "api", "shutdown"] as const;
 /**
  * Codes of the `error` event: the model endpoint failed (`model_error`) or sent no output in time
- * (`model_timeout`), or tollgate did (`internal_error`, details in its log).
+ * (`model_timeout`), the database could not take the run's writes (`storage_unavailable`: nothing
+ * of the failed step was applied, the thread is settled once the database is back), or tollgate
+ * failed (`internal_error`, details in its log).
  */
-export const RUN_ERROR_CODES = ["model_error", "model_timeout", "internal_error"] as const;
+export const RUN_ERROR_CODES = ["model_error", "model_timeout", "storage_unavailable", "internal_error"] as const;
 export type RunErrorCode = (typeof RUN_ERROR_CODES)[number];
 export type CancelReason = (typeof CANCEL_REASONS)[number];
 

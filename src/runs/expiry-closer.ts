@@ -1,3 +1,4 @@
+import { isStorageFault } from "../store/index.js";
 import { closeInterrupt } from "./interrupt-closer.js";
 import type { RunContext } from "./run-context.js";
 
@@ -31,13 +32,25 @@ export class ExpiryCloser {
     return this.sweeping;
   }
 
+  /** Due interrupts; none while the database cannot be read (the next sweep tries again). */
+  private listExpired() {
+    try {
+      return this.ctx.store.interrupts.listExpired(Date.now());
+    } catch (err) {
+      if (!isStorageFault(err)) throw err;
+      return [];
+    }
+  }
+
   private async closeDue(): Promise<number> {
     let closed = 0;
-    for (const r of this.ctx.store.interrupts.listExpired(Date.now())) {
+    for (const r of this.listExpired()) {
       try {
         if (await closeInterrupt(this.ctx, r.thread_id, r.interrupt_id, "expired")) closed++;
       } catch (err) {
-        this.ctx.log.error("expiry close failed", { interrupt_id: r.interrupt_id, err });
+        // A refused write is finished by the settler; anything else is a bug worth its stack.
+        if (isStorageFault(err)) this.ctx.log.warn("expiry close deferred: database unavailable", { interrupt_id: r.interrupt_id });
+        else this.ctx.log.error("expiry close failed", { interrupt_id: r.interrupt_id, err });
       }
     }
     return closed;

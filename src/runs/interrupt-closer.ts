@@ -47,10 +47,12 @@ export async function closeInterrupt(
   }
   try {
     await closePendingCalls(ctx.graph, ctx.store.ledger, threadId, closingOutcome(to));
-  } catch (err) {
-    ctx.log.error("could not write closing tool messages", { thread_id: threadId, interrupt_id: interruptId, err });
-  } finally {
     ctx.store.threads.release(threadId, holder, "idle", to);
+  } catch (err) {
+    // The thread stays held: released now it would sit idle over unanswered calls. The settler
+    // finishes the close once the database takes writes again; the caller hears it failed.
+    await ctx.settler.adopt({ threadId, holderId: holder, fallback: closingOutcome(to) });
+    if (ctx.settler.holds(threadId)) throw err;
   }
   ctx.log.info(`interrupt ${to}`, { thread_id: threadId, interrupt_id: interruptId });
   return true;

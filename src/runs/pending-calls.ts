@@ -7,7 +7,8 @@ import type { ToolOutcome } from "../tools/index.js";
 
 /**
  * Answers every call the thread's last assistant message left open, so the history stays valid
- * for the next model call, and ends the graph there (`closed`). What the ledger knows wins over
+ * for the next model call, and ends the graph there (`closed`). Works from what the next run will
+ * load. What the ledger knows wins over
  * `fallback`: a call that ran keeps its result, one caught mid-run is "outcome unknown".
  */
 export async function closePendingCalls(
@@ -20,7 +21,11 @@ export async function closePendingCalls(
   const state = await graph.getState(config);
   const values = state.values as Partial<AgentStateType>;
   const calls = unansweredCalls(values.messages ?? []);
-  if (calls.length === 0) return [];
+  // A step whose task finished but whose checkpoint never came (a kill, a refused write) left its
+  // output as pending writes, which a new run would start without: `getState` shows them, and
+  // `updateState` commits them along with the answers, so the history keeps what really ran.
+  const uncommitted = state.tasks.some((t) => t.result !== undefined);
+  if (calls.length === 0 && !uncommitted) return [];
   const answer = answerFromLedger(ledger, threadId, fallback);
   const messages = calls.map((call) => outcomeMessage(call, answer(call)));
   // As if the tools node had answered them; its router ends the graph when `closed` is set.

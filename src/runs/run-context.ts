@@ -4,6 +4,7 @@ import type { Store } from "../store/index.js";
 import type { ToolRegistry } from "../tools/index.js";
 import { EventPersister } from "./event-persister.js";
 import type { RunLog } from "./run-log.js";
+import { Settler } from "./settler.js";
 
 export interface RunSettings {
   approvalTtlMs: number;
@@ -22,6 +23,8 @@ export interface ActiveRun {
   onDisconnect: "cancel" | "continue";
   /** How it ended, once it has. */
   outcome?: string;
+  /** For a resume: its interrupt and the calls it approved (a failed write must not use them up). */
+  resume?: { interruptId: string; approved: string[] };
 }
 
 /** What the run machinery shares: its dependencies plus the in-flight runs of this process. */
@@ -31,6 +34,8 @@ export class RunContext {
   /** By run id: live logs that listeners can follow. */
   readonly live = new Map<string, RunLog>();
   readonly persister: EventPersister;
+  /** Hands back threads whose run or closer could not (a dead process, a refused write). */
+  readonly settler: Settler;
 
   constructor(
     readonly graph: AgentGraph,
@@ -39,6 +44,9 @@ export class RunContext {
     readonly settings: RunSettings,
     readonly log: Logger,
   ) {
-    this.persister = new EventPersister(store.runs, (err) => log.error("run event log write failed", { err }));
+    this.persister = new EventPersister(store.runs, (err, queued) =>
+      log.warn("run event log write refused; kept for a retry", { queued, message: err instanceof Error ? err.message : String(err) }),
+    );
+    this.settler = new Settler(this);
   }
 }

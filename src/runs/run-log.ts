@@ -27,15 +27,50 @@ export class RunLog {
     return !this.ended || seq < this.events.length - 1;
   }
 
-  /** Appends one event. After the terminal event nothing more is accepted: the rule of every stream. */
+  /**
+   * Appends one non-terminal event. Token events are written in batches; any other is written
+   * before listeners see it (or queued for a retry when the database refuses it).
+   */
   append(body: EventBody): void {
+    if (terminal.has(body.type)) throw new Error(`run ${this.runId}: '${body.type}' ends the log; use end()`);
+    const e = this.build(body);
+    if (e.type === "token") this.persister.enqueue(this.runId, e);
+    else this.persister.persistNow(this.runId, e);
+    this.publish(e);
+  }
+
+  /**
+   * Ends the log with its terminal event. What is queued is written first; then `commit` writes
+   * the event together with the state change that ends the run, in one transaction, so a crash
+   * can never leave one without the other. Listeners see the event only once it is committed;
+   * if the database refuses, this throws and nothing is published.
+   */
+  end(body: EventBody, commit: (e: LoggedEvent) => void): void {
+    const e = this.build(body);
+    this.persister.flushOrThrow();
+    commit(e);
+    this.publish(e);
+  }
+
+  /**
+   * Ends the log for its listeners only, when the database would not take the end: the caller
+   * must write the returned event later (with the same seq), when it settles the thread.
+   */
+  endUnstored(body: EventBody): LoggedEvent {
+    const e = this.build(body);
+    this.publish(e);
+    return e;
+  }
+
+  private build(body: EventBody): LoggedEvent {
     if (this.ended) throw new Error(`run ${this.runId}: event '${body.type}' after the terminal event`);
     const { type, ...rest } = body;
-    const e: LoggedEvent = { seq: this.events.length, type, data: JSON.stringify({ run_id: this.runId, ...rest }) };
-    if (type === "token") this.persister.enqueue(this.runId, e);
-    else this.persister.persistNow(this.runId, e);
+    return { seq: this.events.length, type, data: JSON.stringify({ run_id: this.runId, ...rest }) };
+  }
+
+  private publish(e: LoggedEvent): void {
     this.events.push(e);
-    if (terminal.has(type)) this.ended = true;
+    if (terminal.has(e.type)) this.ended = true;
     const waiters = this.waiters;
     this.waiters = [];
     for (const w of waiters) w();

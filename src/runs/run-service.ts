@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { HumanMessage } from "@langchain/core/messages";
 import type { AgentUpdate } from "../../graphs/state.js";
 import { AppError, type CancelReason } from "../protocol/index.js";
-import type { LoggedEvent, ThreadStatus } from "../store/index.js";
+import { type LoggedEvent, storageUnavailable, type ThreadStatus } from "../store/index.js";
 import { closeInterrupt } from "./interrupt-closer.js";
 import { RunCancelled } from "./run-abort.js";
 import type { ActiveRun, RunContext } from "./run-context.js";
@@ -51,7 +51,8 @@ export class RunService {
       this.ctx.store.runs.start(runId, threadId, "resume");
       return gate;
     })();
-    return this.launch(threadId, runId, onDisconnect, null, { decisions: bound });
+    const resume = { interruptId, approved: bound.filter((d) => d.approved).map((d) => d.call_id) };
+    return this.launch(threadId, runId, onDisconnect, null, { decisions: bound }, resume);
   }
 
   /**
@@ -69,8 +70,15 @@ export class RunService {
       cancelled = run.outcome === "cancelled";
     } else if (thread.status === "waiting_human" && thread.open_interrupt_id) {
       cancelled = await closeInterrupt(this.ctx, threadId, thread.open_interrupt_id, "cancelled");
+    } else if (thread.status === "running") {
+      // Held by a run or closer that could not finish its writes: settle it now if the database
+      // allows (else this throws storage_unavailable, and a retry is safe).
+      await this.ctx.settler.settleNow(threadId);
     }
-    return { thread_id: threadId, cancelled, status: this.ctx.store.threads.get(threadId)!.status };
+    const status = this.ctx.store.threads.get(threadId)!.status;
+    // The run stopped, but the database has not taken its end yet: say so, so the caller retries.
+    if (status === "running" && !this.ctx.active.has(threadId) && this.ctx.settler.holds(threadId)) throw storageUnavailable();
+    return { thread_id: threadId, cancelled, status };
   }
 
   /** The client of a stream went away: cancel if the run asked for that. */
@@ -104,6 +112,7 @@ export class RunService {
     for (const r of runs) r.controller.abort(new RunCancelled("shutdown"));
     await Promise.all(runs.map((r) => r.done));
     this.ctx.persister.flush();
+    this.ctx.settler.stop(); // what it still holds, start-up recovery settles
   }
 
   private refuseIfClosing(): void {
@@ -116,10 +125,11 @@ export class RunService {
     onDisconnect: "cancel" | "continue",
     input: AgentUpdate | null,
     configurable: Record<string, unknown>,
+    resume?: ActiveRun["resume"],
   ): ActiveRun {
     // Registered in the same tick as the claim: a cancel arriving next finds it.
     const log = new RunLog(runId, this.ctx.persister);
-    const run: ActiveRun = { runId, threadId, log, controller: new AbortController(), done: Promise.resolve(), onDisconnect };
+    const run: ActiveRun = { runId, threadId, log, controller: new AbortController(), done: Promise.resolve(), onDisconnect, resume };
     this.ctx.active.set(threadId, run);
     this.ctx.live.set(runId, log);
     run.done = executeRun(this.ctx, run, input, configurable);

@@ -1,11 +1,14 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { AppError, ERROR_STATUS, type ErrorBody } from "../protocol/index.js";
+import { isStorageFault, storageUnavailable } from "../store/index.js";
 import type { AppDeps } from "./app-deps.js";
 import { runsRoutes } from "./runs-routes.js";
 import { threadsRoutes } from "./threads-routes.js";
 
 export type { AppDeps } from "./app-deps.js";
+
+const RETRY_AFTER_SECONDS = 1;
 
 /** The HTTP app: one sub-app per resource; only `onError` turns error codes into statuses. */
 export function createApp(deps: AppDeps): Hono {
@@ -27,8 +30,15 @@ export function createApp(deps: AppDeps): Hono {
   app.notFound((c) => c.json<ErrorBody>({ error: { code: "not_found", message: "No such endpoint" } }, 404));
 
   app.onError((err, c) => {
+    if (isStorageFault(err)) {
+      deps.log.warn("storage unavailable", { method: c.req.method, path: c.req.path, message: (err as Error).message });
+      err = storageUnavailable();
+    }
     if (err instanceof AppError) {
-      return c.json<ErrorBody>({ error: { code: err.code, message: err.message } }, ERROR_STATUS[err.code]);
+      const status = ERROR_STATUS[err.code];
+      // Every 503 is a "try again shortly": say when.
+      if (status === 503) c.header("Retry-After", String(RETRY_AFTER_SECONDS));
+      return c.json<ErrorBody>({ error: { code: err.code, message: err.message } }, status);
     }
     deps.log.error("unhandled error", { method: c.req.method, path: c.req.path, err });
     return c.json<ErrorBody>({ error: { code: "internal_error", message: "Internal server error" } }, 500);

@@ -14,6 +14,7 @@ export type { InterruptRecord, InterruptCall, InterruptStatus } from "./interrup
 export { RunStore } from "./run-store.js";
 export type { LoggedEvent, RunKind } from "./run-store.js";
 export { SqliteLedger } from "./ledger-store.js";
+export { isStorageFault, storageUnavailable } from "./storage-fault.js";
 
 /** Everything tollgate keeps, in one SQLite file. */
 export interface Store {

@@ -42,6 +42,9 @@ export class InterruptStore {
       transition: db.prepare(
         "UPDATE interrupts SET status = ?, decided_at = ?, decisions = ? WHERE interrupt_id = ? AND status = 'waiting_human'",
       ),
+      reopen: db.prepare(
+        "UPDATE interrupts SET status = 'waiting_human', decided_at = NULL, decisions = NULL WHERE interrupt_id = ? AND status IN ('resumed', 'rejected')",
+      ),
       expired: db.prepare<[number], Row>(
         "SELECT * FROM interrupts WHERE status = 'waiting_human' AND expires_at <= ? ORDER BY expires_at",
       ),
@@ -64,6 +67,14 @@ export class InterruptStore {
   transition(interruptId: string, to: Exclude<InterruptStatus, "waiting_human">, decisions?: unknown): boolean {
     const d = decisions === undefined ? null : JSON.stringify(decisions);
     return this.q.transition.run(to, Date.now(), d, interruptId).changes === 1;
+  }
+
+  /**
+   * resumed | rejected → waiting_human: a decision whose run failed on storage before anything
+   * ran is not used up. Only the settler does this, holding the thread.
+   */
+  reopen(interruptId: string): boolean {
+    return this.q.reopen.run(interruptId).changes === 1;
   }
 
   listExpired(now: number): InterruptRecord[] {

@@ -1,6 +1,9 @@
 import { type ExecutionLedger, type LedgerClaim, type LedgerEntry, REUSED_CALL_ID } from "../../graphs/execution-ledger.js";
 import type { ToolOutcome } from "../tools/index.js";
 import type { Db } from "./database.js";
+import { isStorageFault } from "./storage-fault.js";
+
+const RETRY_MS = 250;
 
 /**
  * The execution ledger in SQLite. The claim row is committed before the tool runs, so a call
@@ -8,6 +11,9 @@ import type { Db } from "./database.js";
  */
 export class SqliteLedger implements ExecutionLedger {
   private readonly q;
+  /** Outcomes the database refused to record; retried, and answered from here meanwhile. */
+  private readonly unsettled = new Map<string, ToolOutcome>();
+  private retry: NodeJS.Timeout | undefined;
 
   constructor(db: Db) {
     this.q = {
@@ -32,13 +38,34 @@ export class SqliteLedger implements ExecutionLedger {
   }
 
   peek(key: string): Exclude<LedgerClaim, { kind: "claimed" }> | undefined {
+    const known = this.unsettled.get(key);
+    if (known) return { kind: "settled", outcome: known };
     const row = this.q.get.get(key);
     if (!row) return undefined;
     if (row.status === "settled" && row.outcome) return { kind: "settled", outcome: JSON.parse(row.outcome) as ToolOutcome };
     return { kind: "in_doubt" };
   }
 
+  /**
+   * Records what the call did. The tool has already had its effect, so a refused write must not
+   * lose it: the outcome is kept in memory (and answered from there) and written once the
+   * database takes writes again. Only a crash before then leaves the call "outcome unknown".
+   */
   settle(key: string, outcome: ToolOutcome): void {
-    this.q.settle.run(JSON.stringify(outcome), Date.now(), key);
+    try {
+      this.q.settle.run(JSON.stringify(outcome), Date.now(), key);
+    } catch (err) {
+      if (!isStorageFault(err)) throw err;
+      this.unsettled.set(key, outcome);
+      this.retry ??= setTimeout(() => this.retrySettles(), RETRY_MS);
+      this.retry.unref();
+      return;
+    }
+    this.unsettled.delete(key);
+  }
+
+  private retrySettles(): void {
+    this.retry = undefined;
+    for (const [key, outcome] of [...this.unsettled]) this.settle(key, outcome);
   }
 }

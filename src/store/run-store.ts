@@ -1,4 +1,4 @@
-import type { EventType } from "../protocol/index.js";
+import { type EventType, TERMINAL_TYPES } from "../protocol/index.js";
 import type { Db } from "./database.js";
 
 export type RunKind = "message" | "resume";
@@ -29,6 +29,10 @@ export class RunStore {
         "SELECT first_seq, frames FROM run_event_batches WHERE run_id = ? AND last_seq > ? ORDER BY first_seq",
       ),
       maxSeq: db.prepare<[string], { m: number | null }>("SELECT MAX(last_seq) AS m FROM run_event_batches WHERE run_id = ?"),
+      lastBatch: db.prepare<[string], { frames: string }>(
+        "SELECT frames FROM run_event_batches WHERE run_id = ? ORDER BY last_seq DESC LIMIT 1",
+      ),
+      open: db.prepare<[], { run_id: string; thread_id: string }>("SELECT run_id, thread_id FROM runs WHERE ended_at IS NULL"),
       prune: db.prepare(
         `DELETE FROM run_event_batches WHERE run_id IN (
            SELECT run_id FROM runs WHERE thread_id = ? AND ended_at IS NOT NULL
@@ -87,6 +91,19 @@ export class RunStore {
 
   maxSeq(runId: string): number {
     return this.q.maxSeq.get(runId)?.m ?? -1;
+  }
+
+  /** Whether the run's log ends with a terminal event. */
+  hasTerminal(runId: string): boolean {
+    const frames = this.q.lastBatch.get(runId)?.frames;
+    if (frames === undefined) return false;
+    const last = frames.slice(frames.lastIndexOf("\n") + 1);
+    return (TERMINAL_TYPES as readonly string[]).includes(last.slice(0, last.indexOf("\t")));
+  }
+
+  /** Runs whose row was never closed. */
+  listOpen(): Array<{ run_id: string; thread_id: string }> {
+    return this.q.open.all();
   }
 
   /** Keeps the event logs of the thread's `keep` latest finished runs. */

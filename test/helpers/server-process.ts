@@ -12,11 +12,15 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const TSX_LOADER = pathToFileURL(path.join(REPO_ROOT, "node_modules/tsx/dist/loader.mjs")).href;
 const ORPHAN_GUARD = pathToFileURL(path.join(REPO_ROOT, "test/helpers/orphan-guard.mjs")).href;
+const KILL_POINT = pathToFileURL(path.join(REPO_ROOT, "test/helpers/kill-point.mjs")).href;
 const READY = /^tollgate listening on (http:\/\/\S+)\s*$/m;
 const READY_TIMEOUT_MS = 20_000;
 
 /** Config the server reads; dropped from the inherited env so a developer's shell cannot leak in. */
-const SCRUBBED = ["PORT", "HOST", "DATA_DIR", "MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "APPROVAL_TTL_SECONDS", "MAX_ROUNDS"];
+const SCRUBBED = [
+  "PORT", "HOST", "DATA_DIR", "MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "APPROVAL_TTL_SECONDS", "MAX_ROUNDS",
+  "TOLLGATE_KILL_AT", "TOLLGATE_KILL_NTH",
+];
 
 export interface ServerProcess {
   /** e.g. `http://127.0.0.1:54321`, as printed by the server. */
@@ -95,7 +99,9 @@ export async function startServer(env: Record<string, string | undefined> = {}, 
   // node --import tsx rather than the tsx CLI: the CLI runs the script in a grandchild, so a
   // SIGKILL (crash tests) would hit the wrapper and orphan the real server. This way child.pid
   // is the server itself.
-  const child = spawn(process.execPath, ["--import", ORPHAN_GUARD, "--import", TSX_LOADER, opts.entry ?? "src/main.ts"], {
+  // TOLLGATE_KILL_AT (crash tests) loads the preload that SIGKILLs the server at a chosen write.
+  const killPoint = childEnv.TOLLGATE_KILL_AT ? ["--import", KILL_POINT] : [];
+  const child = spawn(process.execPath, ["--import", ORPHAN_GUARD, ...killPoint, "--import", TSX_LOADER, opts.entry ?? "src/main.ts"], {
     cwd: REPO_ROOT,
     env: childEnv,
     stdio: ["ignore", "pipe", "pipe", "ipc"], // ipc: only so orphan-guard notices our death

@@ -1,0 +1,155 @@
+import { randomUUID } from "node:crypto";
+import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
+import type { AgentStateType } from "../../graphs/state.js";
+import { closingOutcomes, unansweredCalls } from "../../graphs/tool-messages.js";
+import { ModelCallError } from "../model/index.js";
+import type { EventBody } from "../protocol/index.js";
+import { interruptPayload, type InterruptRecord, isStorageFault } from "../store/index.js";
+import { hashArgs, type ToolOutcome } from "../tools/index.js";
+import { toolResultEvent } from "./adapter.js";
+import { closePendingCalls } from "./pending-calls.js";
+import { cancelReasonOf } from "./run-abort.js";
+import type { ActiveRun, RunContext } from "./run-context.js";
+
+/** How the graph's stream ended: its last state, and whether it stopped at the gate. */
+export interface GraphEnd {
+  values: AgentStateType | undefined;
+  interrupted: boolean;
+}
+
+const RUN_FAILED: ToolOutcome = { status: "error", error: "not executed: the run failed" };
+
+export async function finishNormally(ctx: RunContext, run: ActiveRun, end: GraphEnd): Promise<string> {
+  let { values, interrupted } = end;
+  if (!values) {
+    // No step ran (nothing was pending): read what the checkpoint says.
+    const state = await ctx.graph.getState({ configurable: { thread_id: run.threadId } });
+    values = state.values as AgentStateType;
+    interrupted = state.next.includes("call_tool");
+  }
+  if (interrupted) {
+    // A cancel that landed while the run was stopping at the gate still wins: no interrupt opens.
+    if (run.controller.signal.aborted) return finishCancelled(ctx, run);
+    const now = Date.now();
+    const record: Omit<InterruptRecord, "status" | "decided_at"> = {
+      interrupt_id: randomUUID(),
+      thread_id: run.threadId,
+      run_id: run.runId,
+      calls: unansweredCalls(values.messages)
+        .filter((c) => ctx.registry.needsApproval(c.name))
+        .map((c) => ({ call_id: c.id!, name: c.name, args: ctx.registry.mask(c.name, c.args), args_hash: hashArgs(c.args) })),
+      created_at: now,
+      expires_at: now + ctx.settings.approvalTtlMs,
+    };
+    const event: EventBody = { type: "interrupt", ...interruptPayload({ ...record, status: "waiting_human", decided_at: null }) };
+    commitEnd(ctx, run, event, "interrupted", () => {
+      ctx.store.interrupts.create(record);
+      ctx.store.threads.release(run.threadId, run.runId, "waiting_human", null, record.interrupt_id);
+    });
+    return "interrupted";
+  }
+  const last = values.messages.at(-1);
+  const outcome = last && ToolMessage.isInstance(last) && !values.closed ? "max_rounds" : "completed";
+  commitEnd(ctx, run, { type: "done", outcome, message: lastAssistantText(values.messages) }, outcome, () => {
+    ctx.store.threads.release(run.threadId, run.runId, "idle", outcome);
+  });
+  return outcome;
+}
+
+export async function finishCancelled(ctx: RunContext, run: ActiveRun): Promise<string> {
+  await closeCalls(ctx, run, closingOutcomes.cancelled());
+  commitEnd(ctx, run, { type: "cancelled", reason: cancelReasonOf(run.controller.signal) }, "cancelled", () => {
+    ctx.store.threads.release(run.threadId, run.runId, "idle", "cancelled");
+  });
+  return "cancelled";
+}
+
+export async function finishFailed(ctx: RunContext, run: ActiveRun, err: unknown): Promise<string> {
+  // A decision must not be used up by a write that failed: the settler reopens the interrupt if
+  // no approved call started (and closes it as below otherwise).
+  if (run.resume && isStorageFault(err)) throw err;
+  const failure = describeFailure(ctx, run, err);
+  await closeCalls(ctx, run, RUN_FAILED);
+  commitEnd(ctx, run, failure, "error", () => {
+    ctx.store.threads.release(run.threadId, run.runId, "idle", "error");
+  });
+  return "error";
+}
+
+/**
+ * The run could not end by itself (the database refused its last writes): its listeners get their
+ * terminal event now, from memory, and the settler writes that same event, answers the calls left
+ * open and releases the thread once the database takes writes again. Never rejects.
+ */
+export async function failClosed(ctx: RunContext, run: ActiveRun, err: unknown): Promise<void> {
+  try {
+    detach(ctx, run);
+    const terminal = run.log.isEnded ? undefined : run.log.endUnstored(describeFailure(ctx, run, err));
+    await ctx.settler.adopt({
+      threadId: run.threadId,
+      holderId: run.runId,
+      fallback: RUN_FAILED,
+      terminal,
+      reopen: isStorageFault(err) ? run.resume : undefined,
+    });
+  } catch (last) {
+    ctx.log.error("could not hand a failed run to the settler", { run_id: run.runId, thread_id: run.threadId, err: last });
+  }
+}
+
+/** Drops the run from this process's maps; its state is already settled (or being settled). */
+export function forget(ctx: RunContext, run: ActiveRun, outcome: string): void {
+  detach(ctx, run);
+  run.outcome = outcome;
+  ctx.live.delete(run.runId);
+}
+
+/**
+ * Ends the run: the state change, the terminal event and the closed run row are one transaction,
+ * so no crash or refused write can leave a released thread whose log has no end, or an end
+ * without the state it reports. Throws (nothing written, nothing published) if the database refuses.
+ */
+function commitEnd(ctx: RunContext, run: ActiveRun, terminal: EventBody, outcome: string, writeState: () => void): void {
+  detach(ctx, run);
+  run.log.end(terminal, (e) =>
+    ctx.store.db.transaction(() => {
+      writeState();
+      ctx.store.runs.append(run.runId, [e]);
+      ctx.store.runs.end(run.runId, outcome);
+      ctx.store.runs.prune(run.threadId, ctx.settings.eventRetentionRuns);
+    })(),
+  );
+}
+
+/** The `error` event for a failure, logged once with the run id. */
+function describeFailure(ctx: RunContext, run: ActiveRun, err: unknown): Extract<EventBody, { type: "error" }> {
+  if (err instanceof ModelCallError) {
+    ctx.log.warn("model call failed", { run_id: run.runId, code: err.code, message: err.message });
+    return { type: "error", code: err.code, message: err.message };
+  }
+  if (isStorageFault(err)) {
+    ctx.log.warn("run stopped: database unavailable", { run_id: run.runId, thread_id: run.threadId, message: (err as Error).message });
+    return { type: "error", code: "storage_unavailable", message: "The database is unavailable; nothing of the failed step was applied" };
+  }
+  ctx.log.error("run failed", { run_id: run.runId, thread_id: run.threadId, err });
+  return { type: "error", code: "internal_error", message: `Internal error in run ${run.runId}; see the server log` };
+}
+
+/** Answers calls the cut-off step left open, and tells the stream how each ended. */
+async function closeCalls(ctx: RunContext, run: ActiveRun, fallback: ToolOutcome): Promise<void> {
+  const messages = await closePendingCalls(ctx.graph, ctx.store.ledger, run.threadId, fallback);
+  for (const m of messages) run.log.append(toolResultEvent(m));
+}
+
+/** Stops cancels from reaching a run that is about to hand the thread back. */
+function detach(ctx: RunContext, run: ActiveRun): void {
+  if (ctx.active.get(run.threadId) === run) ctx.active.delete(run.threadId);
+}
+
+function lastAssistantText(messages: BaseMessage[]): string {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (AIMessage.isInstance(m)) return m.text;
+  }
+  return "";
+}

@@ -1,0 +1,181 @@
+import { unansweredCalls } from "../../graphs/tool-messages.js";
+import type { AgentStateType } from "../../graphs/state.js";
+import type { EventBody } from "../protocol/index.js";
+import { isStorageFault, type LoggedEvent } from "../store/index.js";
+import type { ToolOutcome } from "../tools/index.js";
+import { toolResultEvent } from "./adapter.js";
+import { MAX_UNFLUSHED } from "./event-persister.js";
+import { closerTarget, closingOutcome } from "./interrupt-closer.js";
+import { closePendingCalls } from "./pending-calls.js";
+import type { RunContext } from "./run-context.js";
+
+/**
+ * A thread whose holder (a run, or a closer of an interrupt) stopped without handing it back:
+ * the process died, or the database refused the writes that end the run.
+ */
+export interface Orphan {
+  threadId: string;
+  /** Who holds the thread: a run id, or a closer's id (see `closerTarget`). */
+  holderId: string;
+  /** How calls that never ran are answered, unless the ledger knows better. */
+  fallback: ToolOutcome;
+  /** The terminal event listeners were already given; written with this seq. Else one is made. */
+  terminal?: LoggedEvent;
+  /** When the run is made up: the event that ends it. */
+  closing?: EventBody;
+  /** A resume that failed on storage before any approved call started: its decision stands unused. */
+  reopen?: { interruptId: string; approved: string[] };
+}
+
+const RETRY_FIRST_MS = 100;
+const RETRY_MAX_MS = 5000;
+
+/**
+ * Hands threads back when their holder could not: answers the calls left open (from the ledger),
+ * ends the run's log with exactly one terminal event and closes its row, and releases the thread,
+ * all from what the next run will load. A write the database refuses is tried again with backoff
+ * until it succeeds, so a thread is never left `running` with nothing running it. Used at
+ * start-up (runs the previous process left in flight) and whenever a run cannot finish.
+ */
+export class Settler {
+  private readonly orphans = new Map<string, Orphan>();
+  private timer: NodeJS.Timeout | undefined;
+  private failures = 0;
+  private waiters: Array<() => void> = [];
+  /** Attempts run one at a time: two at once could answer the same call twice. */
+  private turn: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly ctx: RunContext) {}
+
+  /** Settles `o` now if the database allows, else keeps trying. Never rejects. */
+  async adopt(o: Orphan): Promise<void> {
+    this.orphans.set(o.holderId, o);
+    await this.serialized(() => this.retryAll());
+  }
+
+  /** Tries the thread's settling now; throws the storage fault if the database still refuses. */
+  settleNow(threadId: string): Promise<void> {
+    return this.serialized(async () => {
+      for (const [holderId, o] of [...this.orphans]) {
+        if (o.threadId !== threadId) continue;
+        await settle(this.ctx, o);
+        this.orphans.delete(holderId);
+      }
+      this.wake();
+    });
+  }
+
+  /** Whether the thread waits here to be settled. */
+  holds(threadId: string): boolean {
+    return [...this.orphans.values()].some((o) => o.threadId === threadId);
+  }
+
+  /** Resolves once nothing is waiting to be settled. */
+  idle(): Promise<void> {
+    if (this.orphans.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  get pending(): number {
+    return this.orphans.size;
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+  }
+
+  private async retryAll(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    let refused = false;
+    for (const [holderId, o] of [...this.orphans]) {
+      try {
+        await settle(this.ctx, o);
+        this.orphans.delete(holderId);
+      } catch (err) {
+        if (!isStorageFault(err)) {
+          // Not the database: retrying cannot help. Logged with the run id; start-up recovery
+          // takes the thread over after a restart.
+          this.ctx.log.error("could not settle a thread", { thread_id: o.threadId, run_id: holderId, err });
+          this.orphans.delete(holderId);
+          continue;
+        }
+        refused = true;
+      }
+    }
+    if (refused) {
+      this.failures++;
+      const delay = Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** (this.failures - 1));
+      if (this.failures === 1) this.ctx.log.warn("database refused to settle threads; retrying", { threads: this.orphans.size });
+      this.timer = setTimeout(() => void this.serialized(() => this.retryAll()), delay);
+      this.timer.unref();
+    } else {
+      this.failures = 0;
+    }
+    this.wake();
+  }
+
+  private serialized<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.turn.then(work);
+    this.turn = next.catch(() => undefined);
+    return next;
+  }
+
+  private wake(): void {
+    if (this.orphans.size) return;
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const w of waiters) w();
+  }
+}
+
+/** One attempt; throws what the database throws. Safe to repeat: every write is compare-and-set. */
+async function settle(ctx: RunContext, o: Orphan): Promise<void> {
+  const { store } = ctx;
+  const thread = store.threads.get(o.threadId);
+  const holds = thread?.status === "running" && thread.holder_id === o.holderId;
+  const runId = closerTarget(o.holderId) ? undefined : o.holderId;
+  if (holds && o.reopen && (await untouched(ctx, o.threadId, o.reopen.approved))) {
+    store.db.transaction(() => {
+      store.interrupts.reopen(o.reopen!.interruptId);
+      store.threads.release(o.threadId, o.holderId, "waiting_human", null, o.reopen!.interruptId);
+      if (runId) endRun(ctx, runId, o, []);
+    })();
+    return;
+  }
+  // What the next run will load, settled from the ledger; a step whose checkpoint never came is committed.
+  const closed = holds ? await closePendingCalls(ctx.graph, store.ledger, o.threadId, o.fallback) : [];
+  const closer = closerTarget(o.holderId);
+  store.db.transaction(() => {
+    if (holds) store.threads.release(o.threadId, o.holderId, "idle", closer ?? "error");
+    if (runId) endRun(ctx, runId, o, closed.map(toolResultEvent));
+  })();
+}
+
+/** Writes the run's terminal event (unless its log has one) and closes its row. */
+function endRun(ctx: RunContext, runId: string, o: Orphan, results: EventBody[]): void {
+  const { runs } = ctx.store;
+  if (o.terminal) {
+    runs.append(runId, [o.terminal]);
+  } else if (!runs.hasTerminal(runId)) {
+    // Tokens may have reached a client without reaching the log (they are written in batches):
+    // numbering resumes past any seq a client can have seen, so a reconnect with the last id it
+    // got still receives the terminal event.
+    let seq = runs.maxSeq(runId) + MAX_UNFLUSHED + 1;
+    const closing: EventBody = o.closing ?? { type: "error", code: "internal_error", message: "The server stopped during this run" };
+    runs.append(
+      runId,
+      [...results, closing].map(({ type, ...rest }) => ({ seq: seq++, type, data: JSON.stringify({ run_id: runId, ...rest }) })),
+    );
+  }
+  runs.end(runId, "error");
+  runs.prune(o.threadId, ctx.settings.eventRetentionRuns);
+}
+
+/** Whether the graph still waits before `call_tool` with none of the approved calls started. */
+async function untouched(ctx: RunContext, threadId: string, approved: string[]): Promise<boolean> {
+  if (approved.some((id) => ctx.store.ledger.peek(`${threadId}:${id}`))) return false;
+  const state = await ctx.graph.getState({ configurable: { thread_id: threadId } });
+  const open = new Set(unansweredCalls((state.values as Partial<AgentStateType>).messages ?? []).map((c) => c.id));
+  return state.next.includes("call_tool") && approved.every((id) => open.has(id));
+}

@@ -1,0 +1,24 @@
+import { AppError } from "../protocol/index.js";
+
+/**
+ * SQLite result codes that mean "the database cannot take this write (or read) right now": a lock
+ * held by another process, a full disk, an I/O error. Nothing was applied (the statement or its
+ * transaction rolled back), so the same operation may be tried again once the cause is gone.
+ * better-sqlite3 reports extended codes (`SQLITE_IOERR_WRITE`, `SQLITE_BUSY_SNAPSHOT`), hence
+ * the prefixes.
+ */
+const TRANSIENT = ["SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_FULL", "SQLITE_IOERR", "SQLITE_CANTOPEN", "SQLITE_PROTOCOL", "SQLITE_READONLY"];
+
+/** Whether `err` (or an error it wraps: LangGraph wraps some) is a storage fault. */
+export function isStorageFault(err: unknown): boolean {
+  for (let e = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === "string" && TRANSIENT.some((c) => code === c || code.startsWith(`${c}_`))) return true;
+  }
+  return false;
+}
+
+/** What a client is told: the database is unreachable, full or locked; nothing applied, retry. */
+export function storageUnavailable(): AppError {
+  return new AppError("storage_unavailable", "The database is unavailable (locked, full or failing); nothing was applied, try again");
+}
