@@ -105,6 +105,11 @@ export class RunService {
     return live ? live.hasEventsAfter(afterSeq) : this.ctx.store.runs.maxSeq(runId) > afterSeq;
   }
 
+  /** Resolves once no thread waits for the database to take its settling writes. */
+  settled(): Promise<void> {
+    return this.ctx.settler.idle();
+  }
+
   /** Cancels every run in flight with reason `shutdown`; open interrupts stay as they are. */
   async shutdown(): Promise<void> {
     this.closing = true;
