@@ -97,11 +97,11 @@ export async function failClosed(ctx: RunContext, run: ActiveRun, err: unknown):
   }
 }
 
-/** Drops the run from this process's maps; its state is already settled (or being settled). */
+/** Drops the run from this process's maps; its log stays followable until the settler has written its end. */
 export function forget(ctx: RunContext, run: ActiveRun, outcome: string): void {
   detach(ctx, run);
   run.outcome = outcome;
-  ctx.live.delete(run.runId);
+  if (!ctx.settler.holdsRun(run.runId)) ctx.live.delete(run.runId);
 }
 
 /**

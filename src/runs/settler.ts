@@ -70,6 +70,11 @@ export class Settler {
     return [...this.orphans.values()].some((o) => o.threadId === threadId);
   }
 
+  /** Whether this run's end waits here to be written (its live log is kept until then). */
+  holdsRun(runId: string): boolean {
+    return this.orphans.has(runId);
+  }
+
   /** Resolves once nothing is waiting to be settled. */
   idle(): Promise<void> {
     if (this.orphans.size === 0) return Promise.resolve();
@@ -131,10 +136,20 @@ export class Settler {
 
 /** One attempt; throws what the database throws. Safe to repeat: every write is compare-and-set. */
 async function settle(ctx: RunContext, o: Orphan): Promise<void> {
+  await settleState(ctx, o);
+  // Until now, followers of the run read its events from memory; from now on, from the log.
+  ctx.live.delete(o.holderId);
+}
+
+async function settleState(ctx: RunContext, o: Orphan): Promise<void> {
   const { store } = ctx;
   const thread = store.threads.get(o.threadId);
   const holds = thread?.status === "running" && thread.holder_id === o.holderId;
   const runId = closerTarget(o.holderId) ? undefined : o.holderId;
+  // Events still queued after refused writes go first, so a log with an end has everything before
+  // it. Not inside the transaction below: the queue is dropped once written, and a rollback of an
+  // outer transaction would undo the write after the queue forgot it.
+  if (runId) ctx.persister.flushOrThrow();
   if (holds && o.reopen && (await untouched(ctx, o.threadId, o.reopen.approved))) {
     store.db.transaction(() => {
       store.interrupts.reopen(o.reopen!.interruptId);

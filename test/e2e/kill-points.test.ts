@@ -3,7 +3,8 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TollgateClient } from "../../src/client/index.js";
-import { type FakeOpenAI, startFakeOpenAI, type Turn } from "../helpers/fake-openai.js";
+import { type FakeOpenAI, startFakeOpenAI } from "../helpers/fake-openai.js";
+import { orderScript } from "../helpers/order-script.js";
 import { checkInvariants } from "../helpers/invariants.js";
 import { startServer } from "../helpers/server-process.js";
 import { openDb } from "../helpers/sqlite.js";
@@ -13,23 +14,6 @@ import { expectNoStackTraces } from "./support.js";
 // restart: whatever the point, nothing runs twice or without approval, every call the ledger says
 // ran is in the history the next model call sees (on a strict model), every run's log ends with
 // exactly one terminal event, and the thread takes the next message.
-
-/** An order-support model: refund → lookup + refund (the refund waits at the gate); tool results → a few words. */
-export function orderScript(req: { messages: Array<{ role: string; content: unknown }> }): Turn {
-  const last = req.messages.at(-1)!;
-  if (last.role === "tool") return { text: "That is done now, as you asked." };
-  const said = String(last.content);
-  if (said.startsWith("refund")) {
-    return {
-      toolCalls: [
-        { name: "lookup_order", args: { order_id: "A-1001" } },
-        { name: "refund_order", args: { order_id: "A-1001", amount_cents: 5, reason: "kill test" } },
-      ],
-    };
-  }
-  if (said.startsWith("where")) return { toolCalls: [{ name: "lookup_order", args: { order_id: "A-1002" } }] };
-  return { text: "ok" };
-}
 
 let model: FakeOpenAI;
 beforeAll(async () => {
