@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
-import { AIMessage, type BaseMessage, RemoveMessage, ToolMessage } from "@langchain/core/messages";
+import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import type { ToolCall } from "@langchain/core/messages/tool";
-import { REMOVE_ALL_MESSAGES } from "@langchain/langgraph";
+import { Overwrite } from "@langchain/langgraph";
 import type { ToolOutcome } from "../src/tools/index.js";
 import { outcomeMessage } from "./tool-messages.js";
 
@@ -71,11 +71,13 @@ export function repairHistory(messages: readonly BaseMessage[], answer: AnswerLe
 }
 
 /**
- * A state update that replaces the stored history with `repaired`. Rare (only a broken thread
- * needs it), so it rewrites the whole list rather than working out a minimal edit.
+ * The state update that stores a repaired history with the model's `answer` after it. An
+ * `Overwrite` makes LangGraph snapshot the whole list at this checkpoint, so later reads start
+ * from the repaired copy instead of replaying the broken writes before it. Rare: only a broken
+ * thread needs it.
  */
-export function replaceHistory(repaired: readonly BaseMessage[]): BaseMessage[] {
-  return [new RemoveMessage({ id: REMOVE_ALL_MESSAGES }), ...repaired];
+export function replaceHistory(repaired: readonly BaseMessage[], answer: BaseMessage): Overwrite<BaseMessage[]> {
+  return new Overwrite([...repaired, answer]);
 }
 
 /** The message itself when its calls are valid, else a copy (same id) with them made valid. */

@@ -42,14 +42,13 @@ export interface ChaosReport {
 
 /** Runs the chaos and reports; starts and stops its own model server and tollgate process. */
 export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
-  const random = mulberry32(o.seed);
-  const pick = <T>(weighted: Array<[number, T]>): T => {
-    let r = random() * weighted.reduce((a, [w]) => a + w, 0);
-    for (const [w, v] of weighted) if ((r -= w) < 0) return v;
-    return weighted.at(-1)![1];
-  };
   let probing = false;
-  const model = await startFakeOpenAI({ delayMs: 2, script: () => (probing ? { text: "All good." } : misbehave(pick)) });
+  // What the model does is a function of the seed and the request itself, not of which request
+  // happened to arrive first: the same conversation gets the same misbehaviour in every run.
+  const model = await startFakeOpenAI({
+    delayMs: 2,
+    script: (req) => (probing ? { text: "All good." } : misbehave(mulberry32(o.seed ^ hash(JSON.stringify(req.messages))))),
+  });
   const server = await startServer({
     MODEL: "chaos",
     OPENAI_API_KEY: "k",
@@ -62,10 +61,13 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   const count = (k: string) => (outcomes[k] = (outcomes[k] ?? 0) + 1);
   const ids = Array.from({ length: o.threads }, (_, i) => `chaos-${o.seed}-${i}`);
   try {
+    // Each thread has its own generator, so its choices do not depend on the others' timing.
+    const perThread = Math.ceil(o.runs / o.threads);
     let started = 0;
     await Promise.all(
-      ids.map(async (id) => {
-        while (started < o.runs) {
+      ids.map(async (id, i) => {
+        const random = mulberry32(o.seed * 1000 + i);
+        for (let n = 0; n < perThread && started < o.runs; n++) {
           started++;
           count(await oneRun(client, id, random));
         }
@@ -101,7 +103,12 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
 const RUN_DEADLINE_MS = 10_000;
 
 /** What the model does with one request. */
-function misbehave(pick: <T>(w: Array<[number, T]>) => T): Turn {
+function misbehave(random: () => number): Turn {
+  const pick = <T>(weighted: Array<[number, T]>): T => {
+    let r = random() * weighted.reduce((a, [w]) => a + w, 0);
+    for (const [w, v] of weighted) if ((r -= w) < 0) return v;
+    return weighted.at(-1)![1];
+  };
   const refund = { name: "refund_order", args: { order_id: "A-1001", amount_cents: 1, reason: "chaos" } };
   const lookup = { name: "lookup_order", args: { order_id: "A-1002" } };
   return pick<Turn>([
@@ -171,6 +178,13 @@ function wire(view: ThreadView): unknown[] {
         ? { role: "tool", tool_call_id: m.tool_call_id, content: m.content }
         : { role: "user", content: m.content },
   );
+}
+
+/** A 32-bit FNV-1a hash, to seed a request's choices from its content. */
+function hash(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h >>> 0;
 }
 
 /** Threads left unusable, in all: must be 0. */

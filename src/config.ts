@@ -1,6 +1,8 @@
 import { z } from "zod";
 
 const intFrom = (def: number, min: number) => z.coerce.number().int().min(min).default(def);
+/** Seconds a timer may wait: Node fires any longer delay after 1 ms (2^31-1 ms is its limit). */
+const timerSeconds = (def: number) => z.coerce.number().positive().max(2_147_483).default(def);
 
 const envSchema = z.object({
   PORT: intFrom(8787, 0),
@@ -12,11 +14,11 @@ const envSchema = z.object({
   APPROVAL_TTL_SECONDS: z.coerce.number().positive().default(900),
   MAX_ROUNDS: intFrom(8, 1),
   /** A model call with no output this long after the request is aborted (model_timeout). */
-  MODEL_FIRST_TOKEN_TIMEOUT_SECONDS: z.coerce.number().positive().default(60),
+  MODEL_FIRST_TOKEN_TIMEOUT_SECONDS: timerSeconds(60),
   /** A model call silent this long mid-answer is aborted; keep-alives do not count as output. */
-  MODEL_IDLE_TIMEOUT_SECONDS: z.coerce.number().positive().default(30),
+  MODEL_IDLE_TIMEOUT_SECONDS: timerSeconds(30),
   /** Interval of `: ping` comments on idle streams. */
-  HEARTBEAT_SECONDS: z.coerce.number().positive().default(15),
+  HEARTBEAT_SECONDS: timerSeconds(15),
   /** Delay between the demo model's tokens, so a person can watch them arrive. */
   DEMO_TOKEN_DELAY_MS: intFrom(15, 0),
   /** How many finished runs' event logs each thread keeps for replay. */

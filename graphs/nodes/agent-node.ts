@@ -65,7 +65,9 @@ export function createAgentNode(opts: {
       }
       full = acc.result();
       // ChatOpenAI ends its stream quietly on abort: a half answer must not pass as a whole one.
-      signal.throwIfAborted();
+      config.signal?.throwIfAborted();
+      // A deadline that passed after the model had finished (finish_reason came) took nothing away.
+      if (deadline.expired && !full?.response_metadata?.finish_reason) deadline.signal.throwIfAborted();
       if (checksFinish && !full?.response_metadata?.finish_reason) {
         throw new ModelCallError("Model call failed: the stream ended before the model finished its answer");
       }
@@ -79,7 +81,7 @@ export function createAgentNode(opts: {
       deadline.stop();
     }
     const answer = finalMessage(full, usedCallIds(history));
-    return { messages: repaired ? [...replaceHistory(repaired), answer] : [answer], rounds: state.rounds + 1 };
+    return { messages: repaired ? replaceHistory(repaired, answer) : [answer], rounds: state.rounds + 1 };
   };
 }
 

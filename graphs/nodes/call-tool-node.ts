@@ -28,7 +28,9 @@ export interface ApprovalRequest {
 export function createCallToolNode(registry: ToolRegistry, ledger: ExecutionLedger) {
   return async function call_tool(state: AgentStateType, config: LangGraphRunnableConfig): Promise<AgentUpdate> {
     const pending = unansweredCalls(state.messages);
-    const given: unknown = config.configurable?.decisions;
+    // An empty config field (Studio's form) is no decisions at all, not an empty list of them.
+    const raw: unknown = config.configurable?.decisions;
+    const given = raw === null || raw === "" ? undefined : raw;
     // Nothing above has an effect, and nothing with one may move above: on a resume LangGraph runs
     // this node again from its first line, and `interrupt()` returns the resume value that time.
     const decisions = readDecisions(given === undefined && pending.length ? askPerson(pending) : given);

@@ -1,4 +1,5 @@
 import { AIMessageChunk } from "@langchain/core/messages";
+import { freshCallId } from "../history.js";
 
 /**
  * Merges a model's streamed chunks into one message without a `concat` per token: `concat`
@@ -50,24 +51,32 @@ function isPlain(c: AIMessageChunk): boolean {
 /**
  * Gives tool-call fragments that came without `index` the index of the call they belong to.
  * LangChain merges fragments by index; without one, every fragment became a call of its own
- * (one call streamed in 8 pieces gave 8 calls, 7 without a name). A fragment with a new id
- * starts a call; one without an id (or with the current call's id) continues the current call.
+ * (one call streamed in 8 pieces gave 8 calls, 7 without a name). A fragment with a new id, or
+ * with a name when the current call has one, starts a call; any other continues the current one.
  */
 class CallIndexer {
-  private current: { index: number; id: string | undefined } | undefined;
+  private current: { index: number; id: string | undefined; named: boolean } | undefined;
   private next = 0;
 
   indexed(chunk: AIMessageChunk): AIMessageChunk {
     let fixed = false;
     const pieces = chunk.tool_call_chunks!.map((t) => {
       if (typeof t.index === "number") {
-        this.current = { index: t.index, id: t.id ?? (this.current?.index === t.index ? this.current.id : undefined) };
+        const same = this.current?.index === t.index;
+        this.current = { index: t.index, id: t.id ?? (same ? this.current!.id : undefined), named: !!t.name || (same && this.current!.named) };
         this.next = Math.max(this.next, t.index + 1);
         return t;
       }
       fixed = true;
-      if (!this.current || (t.id && t.id !== this.current.id)) this.current = { index: this.next++, id: t.id };
-      return { ...t, index: this.current.index };
+      // A new id, or a second name (whole calls sent one per delta, with neither index nor id), starts a call.
+      const starts = !this.current || (!!t.id && t.id !== this.current.id) || (!!t.name && this.current.named);
+      if (starts) {
+        // LangChain only parses a call that has an id: one that came without gets one of ours.
+        this.current = { index: this.next++, id: t.id ?? freshCallId(), named: !!t.name };
+        return { ...t, id: this.current.id, index: this.current.index };
+      }
+      if (t.name) this.current!.named = true;
+      return { ...t, index: this.current!.index };
     });
     if (!fixed) return chunk;
     // The raw deltas in additional_kwargs would be merged the same broken way; nothing reads them.

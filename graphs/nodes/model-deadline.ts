@@ -62,11 +62,21 @@ export class ModelDeadline {
   }
 }
 
-/** Output is text, or a tool call's name or arguments (Chat Completions semantics 9). */
+/**
+ * Output is text, a tool call's name or arguments (Chat Completions semantics 9), or reasoning:
+ * reasoning models (DeepSeek-R1, QwQ, servers with a reasoning parser) stream their thinking as
+ * `reasoning_content` for a long time before the first word of the answer.
+ */
 function hasOutput(chunk: AIMessageChunk): boolean {
   const c = chunk.content;
   if (typeof c === "string" ? c.length > 0 : c.length > 0) return true;
-  return (chunk.tool_call_chunks ?? []).some((t) => !!t.name || !!t.args);
+  if ((chunk.tool_call_chunks ?? []).some((t) => !!t.name || !!t.args)) return true;
+  const k = chunk.additional_kwargs;
+  return !!k && (nonEmpty(k.reasoning_content) || nonEmpty(k.reasoning));
+}
+
+function nonEmpty(v: unknown): boolean {
+  return typeof v === "string" ? v.length > 0 : v != null && typeof v === "object" && Object.keys(v).length > 0;
 }
 
 function seconds(ms: number): string {

@@ -1,5 +1,5 @@
-import { AIMessage, RemoveMessage, ToolMessage } from "@langchain/core/messages";
-import { REMOVE_ALL_MESSAGES } from "@langchain/langgraph";
+import { AIMessage, ToolMessage } from "@langchain/core/messages";
+import { Overwrite } from "@langchain/langgraph";
 import type { ToolCall } from "@langchain/core/messages/tool";
 import type { TokenChunk } from "../../graphs/nodes/agent-node.js";
 import { outcomeOf, unparsableError } from "../../graphs/tool-messages.js";
@@ -29,9 +29,7 @@ export async function* adaptGraphStream(
     if (mode !== "updates" || !chunk || typeof chunk !== "object") continue;
     for (const [node, update] of Object.entries(chunk)) {
       if (node.startsWith("__") || !update || typeof update !== "object") continue;
-      const messages = (update as { messages?: unknown }).messages;
-      if (!Array.isArray(messages)) continue;
-      for (const m of newMessages(messages)) {
+      for (const m of newMessages((update as { messages?: unknown }).messages)) {
         if (AIMessage.isInstance(m)) {
           for (const call of m.tool_calls ?? []) yield await toolCallEvent(call, m, registry);
         } else if (ToolMessage.isInstance(m)) {
@@ -43,14 +41,13 @@ export async function* adaptGraphStream(
 }
 
 /**
- * The messages an update adds. An update that starts by replacing the whole history is the agent
- * node storing a repaired thread (`replaceHistory`) with its answer last: only that answer is new;
- * the rest was announced, or settled, long ago.
+ * The messages an update adds. An update that overwrites the whole history is the agent node
+ * storing a repaired thread (`replaceHistory`) with its answer last: only that answer is new; the
+ * rest was announced, or settled, long ago (a repair's own answers show in GET /threads/:id).
  */
-function newMessages(messages: unknown[]): unknown[] {
-  const first = messages[0];
-  const rewrite = RemoveMessage.isInstance(first) && first.id === REMOVE_ALL_MESSAGES;
-  return rewrite ? messages.slice(-1) : messages;
+function newMessages(messages: unknown): unknown[] {
+  if (Overwrite.isInstance<unknown[]>(messages)) return messages.value.slice(-1);
+  return Array.isArray(messages) ? messages : [];
 }
 
 async function toolCallEvent(call: ToolCall, ai: AIMessage, registry: ToolRegistry): Promise<Omit1<EventOf<"tool_call">>> {

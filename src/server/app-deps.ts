@@ -9,6 +9,6 @@ export interface AppDeps {
   threads: ThreadStore;
   readThread(threadId: string): Promise<ThreadView>;
   log: Logger;
-  /** Comment frames on idle streams keep proxies from closing them; 15 s by contract. */
-  heartbeatMs?: number;
+  /** Comment frames on idle streams keep proxies from closing them (`HEARTBEAT_SECONDS`). */
+  heartbeatMs: number;
 }

@@ -7,12 +7,10 @@ import { resumeBody, runBody } from "./schemas.js";
 import { sseResponse } from "./sse-response.js";
 import { threadParam } from "./thread-param.js";
 
-const DEFAULT_HEARTBEAT_MS = 15_000;
-
 /** `POST …/runs`, `POST …/resume`, `POST …/cancel`, `GET …/stream` under `/threads/:thread_id`. */
 export function runsRoutes(deps: AppDeps): Hono {
   const app = new Hono();
-  const heartbeatMs = deps.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
+  const { heartbeatMs } = deps;
 
   const streamRun = (run: ActiveRun, clientSignal: AbortSignal) =>
     sseResponse({

@@ -1,4 +1,5 @@
 import type { StructuredToolInterface } from "@langchain/core/tools";
+import { MALFORMED_CALL_NAME } from "../../graphs/history.js";
 import { maskArgs } from "./mask-args.js";
 import type { TollgateTool, ToolKind } from "./tollgate-tool.js";
 
@@ -9,6 +10,8 @@ export class ToolRegistry {
   constructor(tools: readonly TollgateTool[]) {
     for (const t of tools) {
       if (this.byName.has(t.tool.name)) throw new Error(`Duplicate tool name '${t.tool.name}'`);
+      // Calls the model sends without a valid name are stored under it and never run.
+      if (t.tool.name === MALFORMED_CALL_NAME) throw new Error(`The tool name '${MALFORMED_CALL_NAME}' is reserved`);
       this.byName.set(t.tool.name, t);
     }
   }

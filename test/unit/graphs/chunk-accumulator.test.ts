@@ -75,4 +75,16 @@ describe("ChunkAccumulator", () => {
     // LangChain alone makes a call of every fragment, most without a name.
     expect(naive(chunks).tool_call_chunks!.length).toBe(6);
   });
+
+  it("without index or id, each named fragment starts a call of its own", () => {
+    // Whole calls, one per delta (some older servers): a second name cannot continue the first call.
+    const whole = (name: string, args: string) =>
+      new AIMessageChunk({ id: "m1", content: "", tool_call_chunks: [{ name, args, type: "tool_call_chunk" }] });
+    const acc = new ChunkAccumulator();
+    for (const c of [whole("lookup_order", '{"order_id":"A-1"}'), whole("refund_order", '{"order_id":"A-1","amount_cents":5}')]) acc.add(c);
+    expect(acc.result()!.tool_calls!.map((c) => [c.name, c.args])).toEqual([
+      ["lookup_order", { order_id: "A-1" }],
+      ["refund_order", { order_id: "A-1", amount_cents: 5 }],
+    ]);
+  });
 });

@@ -1,10 +1,13 @@
 import { AIMessage, AIMessageChunk, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import type { ToolCall } from "@langchain/core/messages/tool";
+import { tool } from "@langchain/core/tools";
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
 import { answerFromLedger, MemoryLedger } from "../../../graphs/execution-ledger.js";
 import { MALFORMED_CALL_NAME, repairHistory } from "../../../graphs/history.js";
 import { finalMessage } from "../../../graphs/nodes/agent-node.js";
 import { closingOutcomes, outcomeOf } from "../../../graphs/tool-messages.js";
+import { defineTool, ToolRegistry } from "../../../src/tools/index.js";
 import { historyProblem } from "../../helpers/fake-openai.js";
 
 const call = (id: string, name = "pay"): ToolCall => ({ id, name, args: {}, type: "tool_call" });
@@ -117,5 +120,12 @@ describe("finalMessage", () => {
       ["c1", MALFORMED_CALL_NAME, {}],
       ["c2", "lookup_order", { order_id: "A-1" }],
     ]);
+  });
+});
+
+describe("the reserved name", () => {
+  it("cannot be a tool's: calls stored under it never run", () => {
+    const t = defineTool(tool(async () => "x", { name: MALFORMED_CALL_NAME, description: "d", schema: z.object({}) }), { kind: "read" });
+    expect(() => new ToolRegistry([t])).toThrow(/reserved/);
   });
 });
