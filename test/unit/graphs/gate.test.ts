@@ -121,7 +121,6 @@ describe("the call_tool gate: configurable.decisions", () => {
     for (const [decisions, content] of [
       [[], "Rejected: no decision"],
       [{}, "Rejected: no decision"],
-      [null, "Rejected: no decision"],
       [[{ call_id: "other", approved: true }], "Rejected: no decision"],
       [[{ call_id: "c1", approved: false }], "Rejected: User denied"],
       [[{ call_id: "c1", approved: false, reason: "too much" }], "Rejected: too much"],
@@ -225,6 +224,17 @@ describe("the call_tool gate: Command({ resume })", () => {
     await graph.invoke(new Command({ resume: request!.resume_with }), cfg("r4"));
     expect((await toolMessages(graph, "r4")).map((m) => m.content)).toEqual(["paid 5"]);
     expect(paid).toEqual(["r4:c1"]);
+  });
+
+  it("an empty decisions field (a blank config form in Studio) is no decisions: it pauses, runs nothing", async () => {
+    for (const blank of [null, ""]) {
+      const { graph, paid } = setup();
+      await toGate(graph, "r6");
+      await graph.invoke(null, { configurable: { thread_id: "r6", decisions: blank } });
+      expect((await pausedAt(graph, "r6")).values).toHaveLength(1);
+      expect(await toolMessages(graph, "r6")).toEqual([]);
+      expect(paid).toEqual([]);
+    }
   });
 
   it("configurable.decisions also answers the second pause", async () => {
