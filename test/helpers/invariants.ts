@@ -21,25 +21,10 @@ const terminal = new Set<string>(TERMINAL_TYPES);
  * model call sees" is observed, on the strict fake model.
  */
 export async function checkInvariants(baseUrl: string, db: TestDb, model: FakeOpenAI, probe = "invariant probe"): Promise<Violation[]> {
-  const out: Violation[] = [];
+  const out = checkDatabase(db);
   const client = new TollgateClient({ baseUrl, reconnect: { retries: 0 } });
-  const threads = db.prepare("SELECT thread_id, status FROM threads ORDER BY thread_id").all() as Array<{ thread_id: string; status: string }>;
-
-  // Nothing ran twice, nothing ran without an approval naming it.
-  const approved = new Set<string>();
-  for (const r of db.prepare("SELECT decisions FROM interrupts WHERE decisions IS NOT NULL").all() as Array<{ decisions: string }>) {
-    for (const d of JSON.parse(r.decisions) as Array<{ call_id: string; approved: boolean }>) if (d.approved) approved.add(d.call_id);
-  }
-  for (const r of db.prepare("SELECT call_id, count(*) AS n FROM refunds GROUP BY call_id").all() as Array<{ call_id: string; n: number }>) {
-    if (r.n > 1) out.push({ thread: "-", rule: "runs at most once", detail: `refund ${r.call_id} ran ${r.n} times` });
-    if (!approved.has(r.call_id)) out.push({ thread: "-", rule: "gate", detail: `refund ${r.call_id} ran without an approval` });
-  }
-
-  for (const { thread_id: id, status } of threads) {
-    if (status === "running") out.push({ thread: id, rule: "never stuck", detail: "left running after restart" });
-    out.push(...checkRuns(db, id));
+  for (const { thread_id: id, status } of threadsOf(db)) {
     if (status === "waiting_human") await client.cancel(id);
-
     // What a person reads is what the model will be sent: GET shows no message the next run drops.
     const shown = (await client.getThread(id)).messages.map((m) => `${m.role}|${m.tool_call_id ?? ""}|${m.content}`);
     // The next model call: valid, and it sees every call the ledger says ran, with its result.
@@ -69,6 +54,31 @@ export async function checkInvariants(baseUrl: string, db: TestDb, model: FakeOp
     }
   }
   return out;
+}
+
+/**
+ * The rules the database alone can tell, without a model call: nothing ran twice or without an
+ * approval naming it, no thread left running, every run closed with exactly one terminal event.
+ */
+export function checkDatabase(db: TestDb): Violation[] {
+  const out: Violation[] = [];
+  const approved = new Set<string>();
+  for (const r of db.prepare("SELECT decisions FROM interrupts WHERE decisions IS NOT NULL").all() as Array<{ decisions: string }>) {
+    for (const d of JSON.parse(r.decisions) as Array<{ call_id: string; approved: boolean }>) if (d.approved) approved.add(d.call_id);
+  }
+  for (const r of db.prepare("SELECT call_id, count(*) AS n FROM refunds GROUP BY call_id").all() as Array<{ call_id: string; n: number }>) {
+    if (r.n > 1) out.push({ thread: "-", rule: "runs at most once", detail: `refund ${r.call_id} ran ${r.n} times` });
+    if (!approved.has(r.call_id)) out.push({ thread: "-", rule: "gate", detail: `refund ${r.call_id} ran without an approval` });
+  }
+  for (const { thread_id: id, status } of threadsOf(db)) {
+    if (status === "running") out.push({ thread: id, rule: "never stuck", detail: "left running after restart" });
+    out.push(...checkRuns(db, id));
+  }
+  return out;
+}
+
+function threadsOf(db: TestDb) {
+  return db.prepare("SELECT thread_id, status FROM threads ORDER BY thread_id").all() as Array<{ thread_id: string; status: string }>;
 }
 
 /** Every run row is closed, and every kept log ends with exactly one terminal event. */

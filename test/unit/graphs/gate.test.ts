@@ -1,9 +1,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
-import type { ChatResult } from "@langchain/core/outputs";
 import { tool } from "@langchain/core/tools";
 import { Command, MemorySaver } from "@langchain/langgraph";
 import { afterEach, describe, expect, it } from "vitest";
@@ -14,28 +12,17 @@ import { type ExecutionLedger, REUSED_CALL_ID } from "../../../graphs/execution-
 import type { ApprovalRequest } from "../../../graphs/nodes/call-tool-node.js";
 import { openStore, type Store } from "../../../src/store/index.js";
 import { defineTool, hashArgs, MASK } from "../../../src/tools/index.js";
+import { Scripted } from "../../helpers/scripted-model.js";
 
 type Call = { id: string; name: string; args: Record<string, unknown> };
 
 /** Asks for its calls (one refund by default) in one batch, then answers "ok" once it sees a tool result. */
-class Asker extends BaseChatModel {
-  constructor(private readonly calls: Call[] = [{ id: "c1", name: "pay", args: { cents: 5 } }]) {
-    super({});
-  }
-  _llmType() {
-    return "scripted";
-  }
-  override bindTools(): this {
-    return this;
-  }
-  async _generate(messages: BaseMessage[]): Promise<ChatResult> {
-    const last = messages.at(-1)!;
-    const message = ToolMessage.isInstance(last)
+const asker = (calls: Call[] = [{ id: "c1", name: "pay", args: { cents: 5 } }]) =>
+  new Scripted((messages) =>
+    ToolMessage.isInstance(messages.at(-1))
       ? new AIMessage("ok")
-      : new AIMessage({ content: "", tool_calls: this.calls.map((c) => ({ ...c, type: "tool_call" as const })) });
-    return { generations: [{ text: "", message }] };
-  }
-}
+      : new AIMessage({ content: "", tool_calls: calls.map((c) => ({ ...c, type: "tool_call" as const })) }),
+  );
 
 interface SetupOptions {
   calls?: Call[];
@@ -61,7 +48,7 @@ function setup(opts: SetupOptions = {}) {
     { kind: "irreversible", sensitive: ["card"] },
   );
   const graph = compileAgentGraph(
-    { model: new Asker(opts.calls), tools: [pay], ledger: opts.ledger },
+    { model: asker(opts.calls), tools: [pay], ledger: opts.ledger },
     opts.checkpointer === null ? undefined : (opts.checkpointer ?? new MemorySaver()),
   );
   return { graph, paid };

@@ -1,34 +1,18 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
-import type { ChatResult } from "@langchain/core/outputs";
 import { tool } from "@langchain/core/tools";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { loadConfig } from "../../../src/config.js";
 import { silentLogger } from "../../../src/logger.js";
 import { createTollgate, type Tollgate } from "../../../src/tollgate.js";
+import { Scripted } from "../../helpers/scripted-model.js";
 import { defineTool, type TollgateTool } from "../../../src/tools/index.js";
 
 // Edge cases of the run engine, in-process with scripted models and tools.
-
-/** Answers each request with the next scripted message; "ok" once the script is used up. */
-class Scripted extends BaseChatModel {
-  constructor(private readonly script: (messages: BaseMessage[]) => AIMessage) {
-    super({});
-  }
-  _llmType() {
-    return "scripted";
-  }
-  override bindTools(): this {
-    return this;
-  }
-  async _generate(messages: BaseMessage[]): Promise<ChatResult> {
-    return { generations: [{ text: "", message: this.script(messages) }] };
-  }
-}
 
 const callOnce = (name: string, args: object) => (messages: BaseMessage[]) =>
   ToolMessage.isInstance(messages.at(-1)) ? new AIMessage("ok") : new AIMessage({ content: "", tool_calls: [{ id: "c1", name, args, type: "tool_call" }] });

@@ -1,9 +1,8 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
-import type { ChatResult } from "@langchain/core/outputs";
 import { tool } from "@langchain/core/tools";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -11,6 +10,7 @@ import { loadConfig } from "../../../src/config.js";
 import { silentLogger } from "../../../src/logger.js";
 import { DemoChatModel } from "../../../src/model/index.js";
 import { createTollgate, type Tollgate } from "../../../src/tollgate.js";
+import { Scripted } from "../../helpers/scripted-model.js";
 import { defineTool } from "../../../src/tools/index.js";
 
 // The database refusing writes (a full disk, another process's lock), injected in-process at one
@@ -31,21 +31,6 @@ function refuseNext<T extends object>(obj: T, method: keyof T & string, times: n
     }
     return real(...args);
   };
-}
-
-class Scripted extends BaseChatModel {
-  constructor(private readonly script: (messages: BaseMessage[]) => AIMessage) {
-    super({});
-  }
-  _llmType() {
-    return "scripted";
-  }
-  override bindTools(): this {
-    return this;
-  }
-  async _generate(messages: BaseMessage[]): Promise<ChatResult> {
-    return { generations: [{ text: "", message: this.script(messages) }] };
-  }
 }
 
 const payOnce = (messages: BaseMessage[]) =>
