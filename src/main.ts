@@ -8,6 +8,9 @@ const SHUTDOWN_DEADLINE_MS = 5000;
 
 async function main(): Promise<void> {
   const log = consoleLogger();
+  // Last resort: runs and settlers never reject, but a rejection nobody handles must not take down
+  // every open stream with it. Logged (runs log their own failures with their run id first).
+  process.on("unhandledRejection", (err) => log.error("unhandled rejection", { err }));
   const config = loadConfig(process.env);
   const tollgate = await createTollgate({ config, log });
   const server = serve({ fetch: tollgate.app.fetch, port: config.port, hostname: config.host }, (info: AddressInfo) => {

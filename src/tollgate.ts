@@ -65,6 +65,7 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
     readThread: (id) => readThreadView(ctx, id),
     log,
     heartbeatMs: config.heartbeatMs,
+    databaseReadable: () => store.readable(),
   });
   return {
     app,

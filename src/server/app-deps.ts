@@ -9,6 +9,8 @@ export interface AppDeps {
   threads: ThreadStore;
   readThread(threadId: string): Promise<ThreadView>;
   log: Logger;
+  /** Whether the database answers a read, for `/healthz`. */
+  databaseReadable(): boolean;
   /** Comment frames on idle streams keep proxies from closing them (`HEARTBEAT_SECONDS`). */
   heartbeatMs: number;
 }

@@ -23,7 +23,12 @@ export function createApp(deps: AppDeps): Hono {
     }),
   );
 
-  app.get("/healthz", (c) => c.json({ ok: true }));
+  app.get("/healthz", (c) => {
+    // A read, so a held write lock or a full disk (reads still work) do not fail it.
+    if (deps.databaseReadable()) return c.json({ ok: true });
+    c.header("Retry-After", String(RETRY_AFTER_SECONDS));
+    return c.json({ ok: false, checks: { database: "unavailable" } }, 503);
+  });
   app.route("/threads", threadsRoutes(deps));
   app.route("/threads", runsRoutes(deps));
 

@@ -24,11 +24,14 @@ export interface Store {
   runs: RunStore;
   ledger: SqliteLedger;
   checkpointer: TollgateSaver;
+  /** Whether the database answers a trivial read right now. */
+  readable(): boolean;
   close(): void;
 }
 
 export function openStore(dataDir: string): Store {
   const db = openDatabase(dataDir);
+  const probe = db.prepare("SELECT count(*) FROM threads");
   return {
     db,
     threads: new ThreadStore(db),
@@ -37,6 +40,14 @@ export function openStore(dataDir: string): Store {
     ledger: new SqliteLedger(db),
     // Same connection: checkpoints and tollgate's tables share the file and its WAL.
     checkpointer: new TollgateSaver(db),
+    readable: () => {
+      try {
+        probe.get();
+        return true;
+      } catch {
+        return false; // what failed is the answer; /healthz reports it
+      }
+    },
     close: () => db.close(),
   };
 }

@@ -139,3 +139,14 @@ describe("requests while the database refuses", () => {
     expect(t.store.threads.get("f5")).toBeUndefined();
   });
 });
+
+describe("/healthz", () => {
+  it("is 503 with its checks while the database cannot be read, 200 otherwise", async () => {
+    const t = await open(new Scripted(() => new AIMessage("hi")));
+    expect(await (await t.app.request("/healthz")).json()).toEqual({ ok: true });
+    t.store.db.close(); // as unreachable as a database gets
+    const res = await t.app.request("/healthz");
+    expect([res.status, res.headers.get("retry-after")]).toEqual([503, "1"]);
+    expect(await res.json()).toEqual({ ok: false, checks: { database: "unavailable" } });
+  });
+});
