@@ -12,6 +12,7 @@ import { checkpointSuite } from "./suites/checkpoints.js";
 import { eventLogSuite } from "./suites/event-log.js";
 import { memorySuite } from "./suites/memory.js";
 import { resumeSuite } from "./suites/resume.js";
+import { storageLockSuite } from "./suites/storage-lock.js";
 import { streamingSuite } from "./suites/streaming.js";
 import { tokenLatencySuite } from "./suites/token-latency.js";
 import { startFloor, startModel, startPeer, startTollgate, TARGETS, type Target, type TargetName } from "./targets.js";
@@ -63,6 +64,7 @@ async function main(): Promise<number> {
   for (const t of TARGETS) await targets[t].child.kill();
   await run("checkpoints", "cost of length (checkpoints)", checkpointSuite);
   await run("eventlog", "run event log", eventLogSuite);
+  await run("lock", "a write lock held by another process", storageLockSuite);
   await run("memory", "memory (fresh servers)", memorySuite);
   await model.kill();
 

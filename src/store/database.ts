@@ -5,8 +5,10 @@ import { SCHEMA } from "./schema.js";
 
 export type Db = Database.Database;
 
-/** How long one statement waits for another process's lock before giving up. */
+/** How long a write waits for another process's lock before giving up, when none was seen lately. */
 export const BUSY_TIMEOUT_MS = 50;
+/** After a write found the lock held, later writes do not wait for it for this long. */
+const LOCK_SEEN_WINDOW_MS = 500;
 
 /** Opens (and creates) `$DATA_DIR/tollgate.db` with the settings every part relies on. */
 export function openDatabase(dataDir: string): Db {
@@ -16,11 +18,47 @@ export function openDatabase(dataDir: string): Db {
   // survives a process kill (the case we promise) without an fsync per commit.
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = NORMAL");
-  // better-sqlite3 waits for a lock on the event loop: a long wait would freeze every client while
-  // another process holds the file. Wait briefly, then report SQLITE_BUSY: writes that fail so are
-  // retried off the hot path (event log, ledger, settler) or answered 503 storage_unavailable.
   db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   db.pragma("foreign_keys = ON");
   db.exec(SCHEMA);
+  failFastWhileLocked(db);
   return db;
+}
+
+/**
+ * better-sqlite3 waits for a lock on the event loop, so every client waits with it. A short wait
+ * absorbs another process's brief write (LangGraph Studio's demo tools share this file); but
+ * while the lock stays held, each blocked write would stall the loop again, and a burst of them
+ * (every stream ending at once) stalled it for seconds (measured: /healthz up to 4 s behind a
+ * 5 s lock with 10 streams). So once a write finds the lock held, writes stop waiting until none
+ * has for `LOCK_SEEN_WINDOW_MS`: they fail at once with SQLITE_BUSY, and their callers retry off
+ * the hot path (event log, ledger, settler) or answer 503 storage_unavailable.
+ */
+function failFastWhileLocked(db: Db): void {
+  let window: NodeJS.Timeout | undefined;
+  const sawLock = () => {
+    if (!window) db.pragma("busy_timeout = 0");
+    clearTimeout(window);
+    window = setTimeout(() => {
+      window = undefined;
+      db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    }, LOCK_SEEN_WINDOW_MS);
+    window.unref();
+  };
+  const prepare = db.prepare.bind(db);
+  db.prepare = ((source: string) => {
+    const stmt = prepare(source);
+    if (stmt.reader) return stmt; // readers are not blocked by a writer in WAL mode
+    const run = stmt.run.bind(stmt);
+    stmt.run = ((...params: unknown[]) => {
+      try {
+        return run(...params);
+      } catch (err) {
+        const code = (err as { code?: unknown }).code;
+        if (typeof code === "string" && code.startsWith("SQLITE_BUSY")) sawLock();
+        throw err;
+      }
+    }) as typeof stmt.run;
+    return stmt;
+  }) as typeof db.prepare;
 }
