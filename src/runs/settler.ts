@@ -103,6 +103,7 @@ export class Settler {
           // takes the thread over after a restart.
           this.ctx.log.error("could not settle a thread", { thread_id: o.threadId, run_id: holderId, err });
           this.orphans.delete(holderId);
+          this.ctx.live.delete(holderId);
           continue;
         }
         refused = true;
