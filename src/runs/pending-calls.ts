@@ -8,8 +8,8 @@ import type { ToolOutcome } from "../tools/index.js";
 /**
  * Answers every call the thread's last assistant message left open, so the history stays valid
  * for the next model call, and ends the graph there (`closed`). Works from what the next run will
- * load. What the ledger knows wins over
- * `fallback`: a call that ran keeps its result, one caught mid-run is "outcome unknown".
+ * load. What the ledger knows wins over `fallback`: a call that ran keeps its result, one caught
+ * mid-run is "outcome unknown".
  */
 export async function closePendingCalls(
   graph: AgentGraph,
