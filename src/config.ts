@@ -1,4 +1,28 @@
 import { z } from "zod";
+import { type AuthSettings, type Principal, ROLES } from "./auth/index.js";
+
+/** A configuration the server must not start with; `main` prints its one-line message and exits 2. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+const authTokens = z
+  .string()
+  .transform((text, ctx) => {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      ctx.addIssue({ code: "custom", message: "is not valid JSON" });
+      return z.NEVER;
+    }
+  })
+  .pipe(
+    z.record(
+      z.string().min(8, "a token must be at least 8 characters"),
+      z.object({ sub: z.string().min(1).max(256), roles: z.array(z.enum(ROLES)) }),
+      { error: 'must map tokens to principals: {"<token>": {"sub": "alice", "roles": ["user"]}}' },
+    ),
+  );
 
 const intFrom = (def: number, min: number) => z.coerce.number().int().min(min).default(def);
 /** Seconds a timer may wait: Node fires any longer delay after 1 ms (2^31-1 ms is its limit). */
@@ -25,6 +49,12 @@ const envSchema = z.object({
   EVENT_RETENTION_RUNS: intFrom(20, 1),
   /** How often the expiry closer looks for interrupts past their deadline. */
   EXPIRY_SWEEP_MS: intFrom(1000, 10),
+  AUTH_TOKENS: authTokens.optional(),
+  AUTH_JWKS_URL: z.string().url().optional(),
+  AUTH_ISSUER: z.string().min(1).optional(),
+  AUTH_AUDIENCE: z.string().min(1).optional(),
+  AUTH_ROLES_CLAIM: z.string().min(1).default("roles"),
+  TOLLGATE_INSECURE_NO_AUTH: z.enum(["0", "1"]).default("0"),
   /** Test-only extra tools (slow/throwing); never set in production. */
   TOLLGATE_TEST_TOOLS: z.enum(["0", "1"]).default("0"),
 });
@@ -45,7 +75,10 @@ export interface Config {
   eventRetentionRuns: number;
   expirySweepMs: number;
   testTools: boolean;
+  auth: AuthSettings;
 }
+
+const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|::1|\[::1\])$/i;
 
 /** Parses the environment once; everything below receives the typed object, never process.env. */
 export function loadConfig(env: Record<string, string | undefined>): Config {
@@ -54,9 +87,22 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   const parsed = envSchema.safeParse(cleaned);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
-    throw new Error(`Invalid configuration:\n  ${lines.join("\n  ")}`);
+    throw new ConfigError(`invalid configuration: ${lines.join("; ")}`);
   }
   const e = parsed.data;
+  const tokens = e.AUTH_TOKENS ? new Map<string, Principal>(Object.entries(e.AUTH_TOKENS)) : undefined;
+  const auth: AuthSettings = {
+    ...(tokens?.size ? { tokens } : {}),
+    ...(e.AUTH_JWKS_URL
+      ? { jwt: { jwksUrl: e.AUTH_JWKS_URL, issuer: e.AUTH_ISSUER, audience: e.AUTH_AUDIENCE, rolesClaim: e.AUTH_ROLES_CLAIM } }
+      : {}),
+  };
+  // Without auth, anyone who reaches the port may approve anything: only this machine may.
+  if (!auth.tokens && !auth.jwt && !LOOPBACK.test(e.HOST) && e.TOLLGATE_INSECURE_NO_AUTH !== "1") {
+    throw new ConfigError(
+      `HOST=${e.HOST} is not a loopback address and no auth is configured: set AUTH_TOKENS or AUTH_JWKS_URL (or TOLLGATE_INSECURE_NO_AUTH=1 to serve it open)`,
+    );
+  }
   const model = e.MODEL ?? (e.OPENAI_API_KEY ? "gpt-4o-mini" : "demo");
   return {
     port: e.PORT,
@@ -76,5 +122,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     eventRetentionRuns: e.EVENT_RETENTION_RUNS,
     expirySweepMs: e.EXPIRY_SWEEP_MS,
     testTools: e.TOLLGATE_TEST_TOOLS === "1",
+    auth,
   };
 }

@@ -1,6 +1,6 @@
 import { serve } from "@hono/node-server";
 import type { AddressInfo } from "node:net";
-import { loadConfig } from "./config.js";
+import { ConfigError, loadConfig } from "./config.js";
 import { consoleLogger } from "./logger.js";
 import { createTollgate } from "./tollgate.js";
 
@@ -45,5 +45,6 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   process.stderr.write(`tollgate failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
+  // 2: the configuration is refused (fix it and start again); 1: anything else.
+  process.exit(err instanceof ConfigError ? 2 : 1);
 });
