@@ -2,11 +2,29 @@ import type { ReconnectOptions, ReconnectPolicy } from "./backoff.js";
 import { reconnectPolicy } from "./backoff.js";
 import { errorFromResponse, networkError, protocolError } from "./errors.js";
 import { openEventStream, type EventStream } from "./event-stream.js";
-import type { CreateThreadBody, Decision, RunOptions, StreamOptions, ThreadView } from "./types.js";
+import type {
+  ApprovalList,
+  AuditTrail,
+  CreateThreadBody,
+  Decision,
+  ListThreadsOptions,
+  Me,
+  RunOptions,
+  StreamOptions,
+  ThreadList,
+  ThreadView,
+  TokenSource,
+} from "./types.js";
 
 export interface TollgateClientOptions {
   /** Server origin (and path prefix, if any), e.g. `http://127.0.0.1:8787`. */
   baseUrl: string;
+  /**
+   * Bearer token sent as `Authorization: Bearer <token>` on every request, streams and their
+   * reconnects included. A function is called once per request (so a page can swap tokens without
+   * a new client); when it gives `undefined` or `""`, that request goes without the header.
+   */
+  token?: TokenSource;
   /** Defaults to the global fetch. */
   fetch?: typeof fetch;
   reconnect?: ReconnectOptions;
@@ -19,6 +37,7 @@ export class TollgateClient {
   readonly #baseUrl: string;
   readonly #fetch: typeof fetch;
   readonly #reconnect: ReconnectPolicy;
+  readonly #token: TokenSource | undefined;
 
   constructor(opts: TollgateClientOptions) {
     this.#baseUrl = opts.baseUrl.replace(/\/+$/, "");
@@ -26,6 +45,21 @@ export class TollgateClient {
     // Browsers throw "Illegal invocation" when their fetch is called off `window`.
     this.#fetch = (input, init) => fetchImpl.call(globalThis, input, init);
     this.#reconnect = reconnectPolicy(opts.reconnect);
+    this.#token = opts.token;
+  }
+
+  /** `GET /me`: who the server takes the caller to be (`anonymous` without auth). */
+  me(): Promise<Me> {
+    return this.#json("GET", "/me");
+  }
+
+  /** `GET /threads`: the caller's threads, most recently active first, a page at a time. */
+  listThreads(opts: ListThreadsOptions = {}): Promise<ThreadList> {
+    const query = new URLSearchParams();
+    if (opts.limit !== undefined) query.set("limit", String(opts.limit));
+    if (opts.cursor !== undefined && opts.cursor !== null) query.set("cursor", opts.cursor);
+    const search = query.toString();
+    return this.#json("GET", search ? `/threads?${search}` : "/threads");
   }
 
   /** `POST /threads`. Rejects with `thread_exists` if the id is taken. */
@@ -33,9 +67,19 @@ export class TollgateClient {
     return this.#json("POST", "/threads", body);
   }
 
-  /** `GET /threads/:id`: status, last outcome, history and the open interrupt. */
+  /** `GET /threads/:id`: status, owner, last outcome, history and the open interrupt. */
   getThread(threadId: string): Promise<ThreadView> {
     return this.#json("GET", threadPath(threadId));
+  }
+
+  /** `GET /threads/:id/audit`: every decision taken on the thread's tool calls, oldest first. */
+  audit(threadId: string): Promise<AuditTrail> {
+    return this.#json("GET", `${threadPath(threadId)}/audit`);
+  }
+
+  /** `GET /approvals`: the open interrupts the caller may decide. */
+  approvals(): Promise<ApprovalList> {
+    return this.#json("GET", "/approvals");
   }
 
   /** `POST /threads/:id/runs`: sends a user message and streams the run's events. */
@@ -44,7 +88,10 @@ export class TollgateClient {
     return this.#eventStream(threadId, "runs", body);
   }
 
-  /** `POST /threads/:id/resume` with `Accept: text/event-stream`: streams the continuation. */
+  /**
+   * `POST /threads/:id/resume` with `Accept: text/event-stream`: streams the continuation.
+   * Each decision is sent as given, `reason` and `edited_args` included.
+   */
   resume(threadId: string, interruptId: string, decisions: Decision[]): EventStream {
     return this.#eventStream(threadId, "resume", { interrupt_id: interruptId, decisions });
   }
@@ -73,13 +120,17 @@ export class TollgateClient {
     return this.#json("GET", "/healthz");
   }
 
-  /** A POST that starts a run; drops are recovered through `GET …/stream`, never by re-posting. */
+  /**
+   * A POST that starts a run; drops are recovered through `GET …/stream`, never by re-posting.
+   * A token function that throws fails the connection attempt like a network failure would: the
+   * POST is not sent and the stream ends with `network_error` (its `cause` is the thrown error).
+   */
   #eventStream(threadId: string, action: "runs" | "resume", body: unknown): EventStream {
     return openEventStream({
-      start: (signal) =>
+      start: async (signal) =>
         this.#fetch(`${this.#baseUrl}${threadPath(threadId)}/${action}`, {
           method: "POST",
-          headers: { "content-type": "application/json", accept: SSE },
+          headers: await this.#headers({ "content-type": "application/json", accept: SSE }),
           body: JSON.stringify(body),
           signal,
         }),
@@ -88,21 +139,37 @@ export class TollgateClient {
     });
   }
 
+  /** `GET …/stream`, for a first connection and every reconnect: each asks for the token afresh. */
   #follow(threadId: string) {
-    return (lastEventId: string | undefined, signal: AbortSignal) =>
+    return async (lastEventId: string | undefined, signal: AbortSignal) =>
       this.#fetch(`${this.#baseUrl}${threadPath(threadId)}/stream`, {
-        headers: { accept: SSE, ...(lastEventId === undefined ? {} : { "last-event-id": lastEventId }) },
+        headers: await this.#headers({
+          accept: SSE,
+          ...(lastEventId === undefined ? {} : { "last-event-id": lastEventId }),
+        }),
         signal,
       });
   }
 
+  /** `headers` plus `Authorization` when there is a token for this request. */
+  async #headers(headers: Record<string, string>): Promise<Record<string, string>> {
+    const source = this.#token;
+    const token = typeof source === "function" ? await source() : source;
+    return token ? { ...headers, authorization: `Bearer ${token}` } : headers;
+  }
+
+  /** A JSON call. A token function's own error rejects the call unchanged; nothing is sent then. */
   async #json<T>(method: "GET" | "POST", path: string, body?: unknown): Promise<T> {
+    // An explicit JSON Accept keeps POST /resume detached (202) whatever the runtime's default.
+    const headers = await this.#headers({
+      accept: "application/json",
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    });
     let response: Response;
     try {
       response = await this.#fetch(this.#baseUrl + path, {
         method,
-        // An explicit JSON Accept keeps POST /resume detached (202) whatever the runtime's default.
-        headers: { accept: "application/json", ...(body === undefined ? {} : { "content-type": "application/json" }) },
+        headers,
         body: body === undefined ? undefined : JSON.stringify(body),
       });
     } catch (err) {

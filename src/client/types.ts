@@ -1,8 +1,37 @@
-export type { Decision, LastOutcome, ThreadMessage, ThreadStatus, ThreadToolCall, ThreadView } from "../protocol/index.js";
+export type {
+  ApprovalItem,
+  ApprovalList,
+  AuditDecision,
+  AuditEntry,
+  AuditTrail,
+  Decision,
+  LastOutcome,
+  Me,
+  PendingCall,
+  ThreadList,
+  ThreadMessage,
+  ThreadStatus,
+  ThreadSummary,
+  ThreadToolCall,
+  ThreadView,
+} from "../protocol/index.js";
+
+/**
+ * A bearer token, or a function giving the one to use now (called once per request, reconnects
+ * included). `undefined` or `""` means: send no `Authorization` header.
+ */
+export type TokenSource = string | (() => string | undefined | Promise<string | undefined>);
 
 export interface CreateThreadBody {
   thread_id?: string;
   metadata?: Record<string, unknown>;
+}
+
+export interface ListThreadsOptions {
+  /** Page size; the server's default and cap apply when absent. */
+  limit?: number;
+  /** A page's `next_cursor`, for the page after it; `null` (the last page's) is the same as absent. */
+  cursor?: string | null;
 }
 
 export interface RunOptions {
