@@ -5,6 +5,8 @@ export interface GateDecision {
   reason?: string;
   /** Hash of the arguments the person was shown; when present, the call must still match it. */
   args_hash?: string;
+  /** Top-level arguments the person replaced before approving (a shallow merge; editable tools only). */
+  edited_args?: Record<string, unknown>;
 }
 
 /**
@@ -13,7 +15,7 @@ export interface GateDecision {
  * LangGraph's `Command({ resume })` at the gate's interrupt (Studio's resume box, the SDK's
  * `command: { resume }`, `useStream().submit`). Accepts an array `[{call_id, approved, reason?,
  * args_hash?}]`, an object keyed by call id, either one as a JSON string, and any of those wrapped
- * as `{ decisions: … }` (what the interrupt's `resume_with` shows). Anything unreadable counts as
+ * as `{ decisions: … }` (what the interrupt's `resume_with` shows). A decision may carry `edited_args`. Anything unreadable counts as
  * no decision, and only a literal `approved: true` approves: fail closed.
  */
 export function readDecisions(value: unknown): Map<string, GateDecision> {
@@ -30,13 +32,15 @@ export function readDecisions(value: unknown): Map<string, GateDecision> {
   const out = new Map<string, GateDecision>();
   for (const d of list) {
     if (!d || typeof d !== "object") continue;
-    const { call_id, approved, reason, args_hash } = d as Record<string, unknown>;
+    const { call_id, approved, reason, args_hash, edited_args } = d as Record<string, unknown>;
     if (typeof call_id !== "string") continue;
     out.set(call_id, {
       call_id,
       approved: approved === true, // only a literal true opens the gate
       reason: typeof reason === "string" && reason ? reason : undefined,
       args_hash: typeof args_hash === "string" ? args_hash : undefined,
+      // Kept as given (even when not an object): the gate refuses a bad edit, it never drops it.
+      ...(edited_args !== undefined && edited_args !== null ? { edited_args: edited_args as Record<string, unknown> } : {}),
     });
   }
   return out;

@@ -7,6 +7,8 @@ import type { ToolOutcome } from "../src/tools/index.js";
 export interface ToolArtifact {
   tollgate_status: ToolStatus;
   error?: string;
+  /** Arguments a person changed before approving (names only). */
+  edited?: readonly string[];
 }
 
 /** Calls whose arguments were not valid JSON; they are answered `invalid_args` without running. */
@@ -38,7 +40,13 @@ export function unparsableError(ai: AIMessage | undefined, callId: string): stri
   return map?.[callId];
 }
 
+/** What the model reads; an edited call says first which arguments the person changed (not their values). */
 function contentFor(o: ToolOutcome): string {
+  const body = bodyFor(o);
+  return o.edited?.length ? `Approved with edits: ${o.edited.join(", ")}\n${body}` : body;
+}
+
+function bodyFor(o: ToolOutcome): string {
   switch (o.status) {
     case "ok":
       return o.output ?? "";
@@ -54,7 +62,11 @@ function contentFor(o: ToolOutcome): string {
 
 /** The ToolMessage that tells the model how a call ended. */
 export function outcomeMessage(call: { id?: string; name: string }, outcome: ToolOutcome): ToolMessage {
-  const artifact: ToolArtifact = { tollgate_status: outcome.status, ...(outcome.error ? { error: outcome.error } : {}) };
+  const artifact: ToolArtifact = {
+    tollgate_status: outcome.status,
+    ...(outcome.error ? { error: outcome.error } : {}),
+    ...(outcome.edited?.length ? { edited: outcome.edited } : {}),
+  };
   return new ToolMessage({
     content: contentFor(outcome),
     tool_call_id: call.id!,
@@ -69,7 +81,10 @@ export function outcomeOf(m: ToolMessage): ToolOutcome {
   const a = m.artifact as Partial<ToolArtifact> | undefined;
   const status = a?.tollgate_status ?? (m.status === "error" ? "error" : "ok");
   const content = typeof m.content === "string" ? m.content : JSON.stringify(m.content);
-  return status === "ok" ? { status, output: content } : { status, error: a?.error ?? content };
+  const edited = a?.edited?.length ? { edited: a.edited } : {};
+  // The model's copy names the edits first; `output` is what the tool returned.
+  const output = a?.edited?.length ? content.slice(content.indexOf("\n") + 1) : content;
+  return status === "ok" ? { status, output, ...edited } : { status, error: a?.error ?? content, ...edited };
 }
 
 /** Fixed sentences of the contract. */

@@ -3,7 +3,8 @@ import { compileAgentGraph } from "../graphs/agent.js";
 import type { Config } from "./config.js";
 import type { Logger } from "./logger.js";
 import { createModel } from "./model/index.js";
-import { ExpiryCloser, readThreadView, recoverInterruptedRuns, RunContext, RunService } from "./runs/index.js";
+import { Access, createAuthenticator } from "./auth/index.js";
+import { ExpiryCloser, recoverInterruptedRuns, RunContext, RunService, ThreadService } from "./runs/index.js";
 import { createApp } from "./server/index.js";
 import { openStore, type Store } from "./store/index.js";
 import { createDemoTools, ToolRegistry, type TollgateTool } from "./tools/index.js";
@@ -47,12 +48,15 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
     { model, tools, ledger: store.ledger, maxRounds: config.maxRounds, modelTimeouts: config.modelTimeouts },
     store.checkpointer,
   );
+  const auth = createAuthenticator(config.auth, log);
+  const access = new Access(auth.enabled);
   const ctx = new RunContext(
     graph,
     store,
     new ToolRegistry(tools),
     { approvalTtlMs: config.approvalTtlMs, maxRounds: config.maxRounds, eventRetentionRuns: config.eventRetentionRuns },
     log,
+    access,
   );
   const recovered = await recoverInterruptedRuns(ctx);
   if (recovered) log.warn(`closed ${recovered} run(s) left in flight by the previous process`);
@@ -61,8 +65,9 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
   expiry.start();
   const app = createApp({
     runs,
-    threads: store.threads,
-    readThread: (id) => readThreadView(ctx, id),
+    threads: new ThreadService(ctx),
+    auth,
+    access,
     log,
     heartbeatMs: config.heartbeatMs,
     databaseReadable: () => store.readable(),

@@ -7,6 +7,7 @@
  * - event log bytes per token event: bytes of those rows ÷ events.
  */
 import { randomUUID } from "node:crypto";
+import { ANONYMOUS } from "../../src/auth/index.js";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -41,12 +42,12 @@ export async function eventLogSuite(ctx: BenchContext): Promise<Row[]> {
     "SELECT COUNT(*) AS rows, COALESCE(SUM(LENGTH(frames)), 0) AS bytes FROM run_event_batches",
   );
   try {
-    for (let i = 0; i < 3; i++) await tg.runs.startMessage(`warm-${randomUUID()}`, directive({ tokens: 50 })).done;
+    for (let i = 0; i < 3; i++) await tg.runs.startMessage(ANONYMOUS, `warm-${randomUUID()}`, directive({ tokens: 50 })).done;
     const before = stats.get()!;
     writeUs = 0;
     events = 0;
     for (let i = 0; i < runs; i++) {
-      const run = tg.runs.startMessage(`log-${randomUUID()}`, directive({ tokens: TOKENS }));
+      const run = tg.runs.startMessage(ANONYMOUS, `log-${randomUUID()}`, directive({ tokens: TOKENS }));
       await run.done;
       if (run.outcome !== "completed") throw new Error(`run ended ${run.outcome}`);
     }

@@ -1,6 +1,6 @@
 import type { ToolCall } from "@langchain/core/messages/tool";
 import { GraphValueError, interrupt, type LangGraphRunnableConfig } from "@langchain/langgraph";
-import { hashArgs, runToolCall, type ToolOutcome, type ToolRegistry, untilAborted } from "../../src/tools/index.js";
+import { applyEdit, hashArgs, runToolCall, type ToolOutcome, type ToolRegistry, untilAborted } from "../../src/tools/index.js";
 import { readDecisions, type GateDecision } from "../decisions.js";
 import type { ExecutionLedger } from "../execution-ledger.js";
 import type { AgentStateType, AgentUpdate } from "../state.js";
@@ -73,18 +73,26 @@ export function createCallToolNode(registry: ToolRegistry, ledger: ExecutionLedg
   ): Promise<ToolOutcome> {
     if (!d) return closingOutcomes.rejected("no decision");
     if (!d.approved) return closingOutcomes.rejected(d.reason ?? "User denied");
-    const argsHash = hashArgs(call.args);
-    if (d.args_hash !== undefined && d.args_hash !== argsHash) {
+    if (d.args_hash !== undefined && d.args_hash !== hashArgs(call.args)) {
       return { status: "error", error: "arguments differ from the approved call; not executed" };
     }
+    // An edit the gate cannot apply is not a licence to run the original: fail closed.
+    const edit = applyEdit(registry, call, d.edited_args);
+    if ("error" in edit) return { status: "error", error: `${edit.error}; not executed` };
+    const edited = edit.changed.length ? { edited: edit.changed } : {};
     const key = `${threadId}:${call.id}`;
-    const claim = ledger.claim(key, { threadId, callId: call.id!, name: call.name, argsHash });
+    // The ledger binds what actually runs: the edited arguments when there was an edit.
+    const claim = ledger.claim(key, { threadId, callId: call.id!, name: call.name, argsHash: hashArgs(edit.args) });
     if (claim.kind === "settled") return claim.outcome;
     if (claim.kind === "in_doubt") return closingOutcomes.outcomeUnknown();
     // The ledger is settled when the tool's code really ends, even after this run stopped waiting:
     // a tool that ignores the abort and commits later is recorded with what it did.
-    const settled = runToolCall(registry, { id: call.id!, name: call.name, args: call.args }, { signal, threadId }).then(
-      (outcome) => (ledger.settle(key, outcome), outcome),
+    const settled = runToolCall(registry, { id: call.id!, name: call.name, args: edit.args }, { signal, threadId }).then(
+      (result) => {
+        const outcome = { ...result, ...edited };
+        ledger.settle(key, outcome);
+        return outcome;
+      },
       (err: unknown) => {
         // runToolCall only throws for an abort that the tool itself gave in to, before committing.
         ledger.settle(key, closingOutcomes.cancelled());

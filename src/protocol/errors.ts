@@ -4,6 +4,10 @@
  */
 export const ERROR_STATUS = {
   invalid_request: 400,
+  /** Missing, unknown, expired or badly signed bearer token (auth on). */
+  unauthorized: 401,
+  /** The caller may see the thread but not do this (start runs, decide these calls, cancel). */
+  forbidden: 403,
   thread_not_found: 404,
   not_found: 404,
   thread_exists: 409,
@@ -41,4 +45,12 @@ export class AppError extends Error {
 /** The JSON body of every non-stream error response. */
 export interface ErrorBody {
   error: { code: ErrorCode; message: string };
+}
+
+/**
+ * The one `thread_not_found`: a thread the caller may not see must answer byte for byte like one
+ * that does not exist, so every place that refuses a thread builds its error here.
+ */
+export function threadNotFound(threadId: string): AppError {
+  return new AppError("thread_not_found", `Thread ${threadId} not found`);
 }

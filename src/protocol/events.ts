@@ -36,10 +36,20 @@ export type CancelReason = (typeof CANCEL_REASONS)[number];
 
 const base = { run_id: z.string() };
 
+/** Who may decide a pending call: its thread's owner (or an approver), or only an approver who is not the owner. */
+export const APPROVAL_POLICIES = ["owner", "approver"] as const;
+export type ApprovalPolicy = (typeof APPROVAL_POLICIES)[number];
+
 export const pendingCallSchema = z.object({
   call_id: z.string(),
   name: z.string(),
+  /** Sensitive fields masked. */
   args: z.record(z.string(), z.unknown()),
+  policy: z.enum(APPROVAL_POLICIES),
+  /** Whether a decision may carry `edited_args` for this call. */
+  editable: z.boolean(),
+  /** The tool's JSON Schema, for an edit form. */
+  args_schema: z.record(z.string(), z.unknown()),
 });
 export type PendingCall = z.infer<typeof pendingCallSchema>;
 
@@ -69,6 +79,8 @@ export const toolResultEventSchema = z.object({
   status: z.enum(TOOL_STATUSES),
   output: z.string().optional(),
   error: z.string().optional(),
+  /** The call ran with arguments a person edited before approving. */
+  edited: z.boolean().optional(),
 });
 export const interruptEventSchema = interruptPayloadSchema.extend({
   type: z.literal("interrupt"),

@@ -1,4 +1,4 @@
-import type { InterruptPayload, ToolStatus } from "./events.js";
+import type { InterruptPayload, PendingCall, ToolStatus } from "./events.js";
 
 /** The JSON shapes of the API's resources, shared by server and client like the events are. */
 
@@ -8,6 +8,11 @@ export interface Decision {
   approved: boolean;
   /** Shown to the model as `Rejected: <reason>`; the server defaults it to `User denied`. */
   reason?: string;
+  /**
+   * Only with `approved: true`, only for an editable tool: top-level keys that replace the call's
+   * arguments before it runs (a shallow merge; keys not given keep their value).
+   */
+  edited_args?: Record<string, unknown>;
 }
 
 export type ThreadStatus = "idle" | "running" | "waiting_human";
@@ -30,6 +35,8 @@ export interface ThreadMessage {
   name?: string;
   /** On tool messages: how the call ended, as its `tool_result` said. */
   status?: ToolStatus;
+  /** On tool messages: the call ran with arguments a person edited. */
+  edited?: boolean;
 }
 
 /** `GET /threads/:thread_id`. */
@@ -37,7 +44,75 @@ export interface ThreadView {
   thread_id: string;
   status: ThreadStatus;
   last_outcome: LastOutcome | null;
+  /** The owning principal's `sub` (`anonymous` without auth). */
+  owner: string;
   messages: ThreadMessage[];
   /** The open interrupt, as its `interrupt` event carried it. */
   pending: InterruptPayload | null;
+}
+
+/** One row of `GET /threads`. */
+export interface ThreadSummary {
+  thread_id: string;
+  status: ThreadStatus;
+  last_outcome: LastOutcome | null;
+  /** ISO 8601 UTC. */
+  created_at: string;
+  updated_at: string;
+  /** The start of the first user message; null before any. */
+  title: string | null;
+}
+
+/** `GET /threads`: most recently active first. */
+export interface ThreadList {
+  items: ThreadSummary[];
+  /** Pass as `?cursor=` for the next page; null on the last one. */
+  next_cursor: string | null;
+}
+
+/** `GET /me`. */
+export interface Me {
+  sub: string;
+  roles: string[];
+}
+
+/** One open interrupt the caller may decide, in `GET /approvals`. */
+export interface ApprovalItem {
+  thread_id: string;
+  interrupt_id: string;
+  calls: PendingCall[];
+  expires_at: string;
+  /** The thread owner's `sub`. */
+  requested_by: string;
+}
+
+export interface ApprovalList {
+  items: ApprovalItem[];
+}
+
+export const AUDIT_DECISIONS = ["approved", "edited", "rejected", "no_decision", "expired", "cancelled", "superseded"] as const;
+export type AuditDecision = (typeof AUDIT_DECISIONS)[number];
+
+/** One decision on one pending call, in `GET /threads/:id/audit`. Rows never change. */
+export interface AuditEntry {
+  /** ISO 8601 UTC. */
+  at: string;
+  interrupt_id: string;
+  call_id: string;
+  tool: string;
+  /** Keyed hash (HMAC-SHA256) of the call's arguments as the model asked for them. */
+  args_hash: string;
+  decision: AuditDecision;
+  /** The deciding principal's `sub`; null for the system (expiry). */
+  by: string | null;
+  reason: string | null;
+  /** For `edited`: keyed hash of the arguments the call ran with. */
+  edited_args_hash?: string;
+  /** Whether and how the call then ran, from the execution ledger; absent when it never started. */
+  executed?: { status: ToolStatus | "unknown"; at: string };
+}
+
+export interface AuditTrail {
+  thread_id: string;
+  entries: AuditEntry[];
 }

@@ -68,5 +68,6 @@ export function toolResultEvent(m: ToolMessage): Omit1<EventOf<"tool_result">> {
     status: o.status,
     ...(o.output !== undefined ? { output: o.output } : {}),
     ...(o.error !== undefined ? { error: o.error } : {}),
+    ...(o.edited?.length ? { edited: true } : {}),
   };
 }

@@ -8,3 +8,4 @@ export { readThreadView } from "./thread-view.js";
 export { adaptGraphStream, toolResultEvent } from "./adapter.js";
 export type { GraphChunk } from "./adapter.js";
 export type { ResumeDecision } from "./resume-gate.js";
+export { ThreadService } from "./thread-service.js";

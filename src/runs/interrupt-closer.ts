@@ -25,8 +25,9 @@ export function closerTarget(holderId: string): "expired" | "cancelled" | undefi
 
 /**
  * Closes an open interrupt without running anything (cancel or expiry): the interrupt leaves
- * `waiting_human` and the thread is held, both compare-and-set in one transaction; then each
- * pending call gets its closing tool message and the thread goes idle. No model call is made.
+ * `waiting_human`, the thread is held (both compare-and-set) and each pending call gets its audit
+ * row, in one transaction; then each pending call gets its closing tool message and the thread
+ * goes idle. No model call is made. `by` is who cancelled (null: the system, for expiry).
  * Returns false when someone else (a resume, another closer) got there first.
  */
 export async function closeInterrupt(
@@ -34,12 +35,22 @@ export async function closeInterrupt(
   threadId: string,
   interruptId: string,
   to: "expired" | "cancelled",
+  by: string | null = null,
 ): Promise<boolean> {
   const holder = closerHolderId(to);
   try {
     ctx.store.db.transaction(() => {
       if (!ctx.store.interrupts.transition(interruptId, to)) throw new LostRace();
       if (!ctx.store.threads.claimWaiting(threadId, holder, false)) throw new LostRace(); // rolls back the first
+      const record = ctx.store.interrupts.get(interruptId)!;
+      const at = Date.now();
+      const reason = to === "expired" ? "approval window closed" : "cancelled";
+      ctx.store.audit.append(
+        record.calls.map((c) => ({
+          thread_id: threadId, interrupt_id: interruptId, call_id: c.call_id, tool: c.name, args_hash: c.audit_hash,
+          decision: to, by, reason, at,
+        })),
+      );
     })();
   } catch (err) {
     if (err instanceof LostRace) return false;

@@ -1,49 +1,108 @@
 import type { GateDecision } from "../../graphs/decisions.js";
+import type { Principal } from "../auth/index.js";
 import { AppError, type Decision } from "../protocol/index.js";
-import type { Store } from "../store/index.js";
+import type { AuditRecord, InterruptCall, InterruptRecord } from "../store/index.js";
+import { hashArgs } from "../tools/index.js";
+import type { PreparedEdits } from "./edit-check.js";
+import type { RunContext } from "./run-context.js";
+import { seeThread } from "./thread-access.js";
 
 /** A decision as the resume request carries it. */
 export type ResumeDecision = Decision;
 
+const DEFAULT_REASON = "User denied";
+
 /**
- * Opens the gate for one resume, in one transaction: the thread exists, the interrupt is its open
- * one, it is still before the deadline, every decision names a pending call; then the interrupt
- * leaves `waiting_human` and the thread becomes `running` under `runId`, both compare-and-set.
- * Returns the decisions bound to the hashes of the calls the person was shown.
+ * Opens the gate for one resume, in one transaction: the caller may see the thread and decide
+ * every call of its open interrupt; the interrupt is the open one, before its deadline; every
+ * decision names a pending call and every edit was checked; then the interrupt leaves
+ * `waiting_human`, the thread becomes `running` under `runId` (both compare-and-set), and the audit
+ * trail gets one row per pending call. Returns the decisions bound to the hashes of the calls the
+ * person was shown. Checks run in the contract's order: 404, 403, then 410/409/422, then the edits.
  */
 export function openGate(
-  store: Store,
+  ctx: RunContext,
+  p: Principal,
   threadId: string,
   interruptId: string,
   decisions: readonly ResumeDecision[],
+  edits: PreparedEdits,
   runId: string,
   now: number,
 ): GateDecision[] {
+  const { store } = ctx;
   return store.db.transaction((): GateDecision[] => {
-    const thread = store.threads.get(threadId);
-    if (!thread) throw new AppError("thread_not_found", `Thread ${threadId} not found`);
+    const thread = seeThread(ctx, p, threadId);
+    const open = thread.status === "waiting_human" && thread.open_interrupt_id ? store.interrupts.get(thread.open_interrupt_id) : undefined;
+    if (open?.status === "waiting_human" && !ctx.access.mayDecideAll(p, thread.owner, open.calls.map((c) => c.policy))) {
+      throw new AppError("forbidden", forbiddenWhy(open, p, thread.owner));
+    }
     const named = store.interrupts.get(interruptId);
     if (named && named.thread_id === threadId) {
       const past = named.status === "expired" || (named.status === "waiting_human" && now >= named.expires_at);
       if (past) throw new AppError("approval_expired", `Approval window closed at ${new Date(named.expires_at).toISOString()}`);
     }
     if (thread.status === "running") throw new AppError("thread_busy", "A run is already in flight on this thread");
-    const open = thread.status === "waiting_human" && thread.open_interrupt_id ? store.interrupts.get(thread.open_interrupt_id) : undefined;
     if (!open || open.status !== "waiting_human") throw new AppError("not_waiting", "This thread has no open interrupt");
-    if (open.interrupt_id !== interruptId) {
-      throw new AppError("stale_interrupt", `Interrupt ${interruptId} is not the open one (${open.interrupt_id})`);
-    }
+    // Never echo the open interrupt's id: the stale one's owner can read it from GET if allowed.
+    if (open.interrupt_id !== interruptId) throw new AppError("stale_interrupt", "interrupt_id is not this thread's open interrupt");
     const pending = new Map(open.calls.map((c) => [c.call_id, c]));
     const seen = new Set<string>();
     for (const d of decisions) {
-      if (seen.has(d.call_id)) throw new AppError("invalid_request", `Two decisions name call ${d.call_id}`);
+      if (seen.has(d.call_id)) throw new AppError("invalid_request", `Two decisions name call ${clip(d.call_id)}`);
       seen.add(d.call_id);
-      if (!pending.has(d.call_id)) throw new AppError("unknown_call", `Call ${d.call_id} is not pending in this interrupt`);
+      if (!pending.has(d.call_id)) throw new AppError("unknown_call", `Call ${clip(d.call_id)} is not pending in this interrupt`);
     }
-    const bound = decisions.map((d) => ({ ...d, args_hash: pending.get(d.call_id)!.args_hash }));
-    const to = bound.some((d) => d.approved) ? "resumed" : "rejected";
-    if (!store.interrupts.transition(interruptId, to, bound)) throw new AppError("not_waiting", "This interrupt was already decided");
+    const bound = decisions.map((d) => bind(d, pending.get(d.call_id)!, edits, interruptId));
+    const gate = bound.map((b) => b.decision);
+    const to = gate.some((d) => d.approved) ? "resumed" : "rejected";
+    if (!store.interrupts.transition(interruptId, to, gate)) throw new AppError("not_waiting", "This interrupt was already decided");
     if (!store.threads.claimWaiting(threadId, runId, true)) throw new AppError("thread_busy", "A run is already in flight on this thread");
-    return bound;
+    store.audit.append(auditRows(ctx, open, bound, p, now));
+    return gate;
   })();
 }
+
+interface Bound {
+  decision: GateDecision;
+  /** The checked edit, when it changes something. */
+  edit?: { args: Record<string, unknown>; changed: string[] };
+}
+
+/** A decision tied to the call the person was shown, with its checked edit (one that changes nothing is a plain approval). */
+function bind(d: ResumeDecision, call: InterruptCall, edits: PreparedEdits, interruptId: string): Bound {
+  const decision: GateDecision = { call_id: d.call_id, approved: d.approved, reason: d.reason, args_hash: call.args_hash };
+  if (d.edited_args === undefined) return { decision };
+  const edit = edits.interruptId === interruptId ? edits.byCall.get(d.call_id) : undefined;
+  // Checked against another interrupt (it changed under us): the caller retries.
+  if (!edit) throw new AppError("thread_busy", "The interrupt changed while the edit was checked; try again");
+  if ("error" in edit) throw new AppError("invalid_request", edit.error);
+  return edit.changed.length ? { decision: { ...decision, edited_args: d.edited_args }, edit } : { decision };
+}
+
+/** One immutable row per pending call: how it was decided, by whom, with keyed hashes of its arguments. */
+function auditRows(ctx: RunContext, open: InterruptRecord, bound: Bound[], p: Principal, now: number): AuditRecord[] {
+  const byCall = new Map(bound.map((b) => [b.decision.call_id, b]));
+  return open.calls.map((call): AuditRecord => {
+    const b = byCall.get(call.call_id);
+    const d = b?.decision;
+    const row = { thread_id: open.thread_id, interrupt_id: open.interrupt_id, call_id: call.call_id, tool: call.name, args_hash: call.audit_hash, by: p.sub, at: now };
+    if (!b || !d) return { ...row, decision: "no_decision", reason: "no decision" };
+    if (!d.approved) return { ...row, decision: "rejected", reason: d.reason ?? DEFAULT_REASON };
+    if (b.edit) {
+      const { args } = b.edit;
+      return { ...row, decision: "edited", reason: d.reason ?? null, edited_args_hash: ctx.store.audit.hash(args), run_args_hash: hashArgs(args) };
+    }
+    return { ...row, decision: "approved", reason: d.reason ?? null, run_args_hash: call.args_hash };
+  });
+}
+
+function forbiddenWhy(open: InterruptRecord, p: Principal, owner: string): string {
+  const fourEyes = open.calls.some((c) => c.policy === "approver");
+  return fourEyes && p.sub === owner
+    ? "Four eyes: a call here needs an approver other than the thread's owner; the owner may cancel"
+    : "You may not decide every call of this interrupt";
+}
+
+/** Ids from the request are echoed at most this long. */
+const clip = (s: string) => (s.length > 200 ? `${s.slice(0, 200)}…` : s);

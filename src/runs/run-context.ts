@@ -1,4 +1,5 @@
 import type { AgentGraph } from "../../graphs/agent.js";
+import type { Access } from "../auth/index.js";
 import type { Logger } from "../logger.js";
 import type { Store } from "../store/index.js";
 import type { ToolRegistry } from "../tools/index.js";
@@ -43,6 +44,8 @@ export class RunContext {
     readonly registry: ToolRegistry,
     readonly settings: RunSettings,
     readonly log: Logger,
+    /** Who may see, run, decide and cancel what. */
+    readonly access: Access,
   ) {
     this.persister = new EventPersister(store.runs, (err, queued) =>
       log.warn("run event log write refused; kept for a retry", { queued, message: err instanceof Error ? err.message : String(err) }),

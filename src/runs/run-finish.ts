@@ -37,7 +37,11 @@ export async function finishNormally(ctx: RunContext, run: ActiveRun, end: Graph
       run_id: run.runId,
       calls: unansweredCalls(values.messages)
         .filter((c) => ctx.registry.needsApproval(c.name))
-        .map((c) => ({ call_id: c.id!, name: c.name, args: ctx.registry.mask(c.name, c.args), args_hash: hashArgs(c.args) })),
+        .map((c) => ({
+          ...ctx.registry.pendingCall({ id: c.id!, name: c.name, args: c.args }),
+          args_hash: hashArgs(c.args),
+          audit_hash: ctx.store.audit.hash(c.args),
+        })),
       created_at: now,
       expires_at: now + ctx.settings.approvalTtlMs,
     };

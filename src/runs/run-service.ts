@@ -1,14 +1,20 @@
 import { randomUUID } from "node:crypto";
 import { HumanMessage } from "@langchain/core/messages";
 import type { AgentUpdate } from "../../graphs/state.js";
-import { AppError, type CancelReason } from "../protocol/index.js";
+import { AppError, threadNotFound, type CancelReason } from "../protocol/index.js";
+import type { Principal } from "../auth/index.js";
 import { type LoggedEvent, storageUnavailable, type ThreadStatus } from "../store/index.js";
+import { NO_EDITS, prepareEdits, type PreparedEdits } from "./edit-check.js";
 import { closeInterrupt } from "./interrupt-closer.js";
 import { RunCancelled } from "./run-abort.js";
 import type { ActiveRun, RunContext } from "./run-context.js";
 import { executeRun } from "./run-executor.js";
 import { RunLog } from "./run-log.js";
 import { openGate, type ResumeDecision } from "./resume-gate.js";
+import { seeThread } from "./thread-access.js";
+
+/** How much of the first user message names a thread in lists. */
+const TITLE_CHARS = 80;
 
 export interface CancelResult {
   thread_id: string;
@@ -22,14 +28,21 @@ export class RunService {
 
   constructor(private readonly ctx: RunContext) {}
 
-  /** A new user message. Creates the thread if needed; `thread_busy` / `awaiting_approval` otherwise. */
-  startMessage(threadId: string, message: string, onDisconnect: "cancel" | "continue" = "cancel"): ActiveRun {
+  /**
+   * A new user message from `p`. Creates the thread (owned by `p`) if needed. Someone else's thread
+   * is `thread_not_found`, as if it did not exist; then `forbidden` without the `user` role; then
+   * `thread_busy` / `awaiting_approval`. A refusal writes nothing.
+   */
+  startMessage(p: Principal, threadId: string, message: string, onDisconnect: "cancel" | "continue" = "cancel"): ActiveRun {
     this.refuseIfClosing();
     const runId = randomUUID();
-    // One transaction (one commit) for everything a run's start writes.
+    // One transaction (one commit) for everything a run's start writes; a throw rolls it all back.
     this.ctx.store.db.transaction(() => {
-      this.ctx.store.threads.ensure(threadId);
+      const thread = this.ctx.store.threads.ensure(threadId, p.sub);
+      if (!this.ctx.access.owns(p, thread.owner)) throw threadNotFound(threadId);
+      if (!this.ctx.access.mayStartRuns(p)) throw new AppError("forbidden", "Starting runs needs the role 'user'");
       this.ctx.store.threads.claimIdle(threadId, runId);
+      this.ctx.store.threads.setTitle(threadId, message.replace(/\s+/g, " ").trim().slice(0, TITLE_CHARS));
       this.ctx.store.runs.start(runId, threadId, "message");
     })();
     // An id of its own, so a repair can move or replace it like any other stored message.
@@ -37,17 +50,39 @@ export class RunService {
     return this.launch(threadId, runId, onDisconnect, input, {});
   }
 
-  /** Decisions on the open interrupt; the gate's checks throw the contract's codes. */
+  /**
+   * `p`'s decisions on the open interrupt; the gate's checks throw the contract's codes. Without
+   * edits the gate opens (and the run is registered) before this returns, so a cancel that comes
+   * next finds the run; edits are checked against the checkpoint first, which takes a read.
+   */
   startResume(
+    p: Principal,
     threadId: string,
     interruptId: string,
     decisions: readonly ResumeDecision[],
     onDisconnect: "cancel" | "continue" = "cancel",
-  ): ActiveRun {
+  ): Promise<ActiveRun> {
     this.refuseIfClosing();
+    seeThread(this.ctx, p, threadId); // nothing is read for a caller who may not see the thread
+    const open = (edits: PreparedEdits) => this.openResume(p, threadId, interruptId, decisions, edits, onDisconnect);
+    if (!decisions.some((d) => d.edited_args !== undefined)) return Promise.resolve(open(NO_EDITS));
+    return prepareEdits(this.ctx, threadId, interruptId, decisions).then((edits) => {
+      this.refuseIfClosing();
+      return open(edits);
+    });
+  }
+
+  private openResume(
+    p: Principal,
+    threadId: string,
+    interruptId: string,
+    decisions: readonly ResumeDecision[],
+    edits: PreparedEdits,
+    onDisconnect: "cancel" | "continue",
+  ): ActiveRun {
     const runId = randomUUID();
     const bound = this.ctx.store.db.transaction(() => {
-      const gate = openGate(this.ctx.store, threadId, interruptId, decisions, runId, Date.now());
+      const gate = openGate(this.ctx, p, threadId, interruptId, decisions, edits, runId, Date.now());
       this.ctx.store.runs.start(runId, threadId, "resume");
       return gate;
     })();
@@ -59,9 +94,11 @@ export class RunService {
    * Stops the run in flight (its model request and tools see the abort) or closes the open
    * interrupt. Idempotent; answers once the thread has settled.
    */
-  async cancel(threadId: string, reason: CancelReason = "api"): Promise<CancelResult> {
-    const thread = this.ctx.store.threads.get(threadId);
-    if (!thread) throw new AppError("thread_not_found", `Thread ${threadId} not found`);
+  async cancel(p: Principal, threadId: string, reason: CancelReason = "api"): Promise<CancelResult> {
+    const thread = seeThread(this.ctx, p, threadId);
+    if (!this.ctx.access.owns(p, thread.owner)) {
+      throw new AppError("forbidden", "Only the thread's owner may cancel; an approver refuses with a resume that rejects");
+    }
     let cancelled = false;
     const run = this.ctx.active.get(threadId);
     if (run) {
@@ -69,7 +106,7 @@ export class RunService {
       await run.done;
       cancelled = run.outcome === "cancelled";
     } else if (thread.status === "waiting_human" && thread.open_interrupt_id) {
-      cancelled = await closeInterrupt(this.ctx, threadId, thread.open_interrupt_id, "cancelled");
+      cancelled = await closeInterrupt(this.ctx, threadId, thread.open_interrupt_id, "cancelled", p.sub);
     } else if (thread.status === "running") {
       // Held by a run or closer that could not finish its writes: settle it now if the database
       // allows (else this throws storage_unavailable, and a retry is safe).

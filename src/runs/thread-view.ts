@@ -1,7 +1,7 @@
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import type { AgentStateType } from "../../graphs/state.js";
 import { outcomeOf } from "../../graphs/tool-messages.js";
-import { AppError, type ThreadMessage, type ThreadView } from "../protocol/index.js";
+import { AppError, threadNotFound, type ThreadMessage, type ThreadView } from "../protocol/index.js";
 import { interruptPayload } from "../store/index.js";
 import type { ToolRegistry } from "../tools/index.js";
 import type { RunContext } from "./run-context.js";
@@ -9,7 +9,7 @@ import type { RunContext } from "./run-context.js";
 /** `GET /threads/:id`: status from the thread record, messages from the checkpoint, never from memory. */
 export async function readThreadView(ctx: RunContext, threadId: string): Promise<ThreadView> {
   const t = ctx.store.threads.get(threadId);
-  if (!t) throw new AppError("thread_not_found", `Thread ${threadId} not found`);
+  if (!t) throw threadNotFound(threadId);
   const state = await ctx.graph.getState({ configurable: { thread_id: threadId } });
   const messages = ((state.values as Partial<AgentStateType>).messages ?? []).flatMap((m) => toWire(m, ctx.registry));
   const open = t.status === "waiting_human" && t.open_interrupt_id ? ctx.store.interrupts.get(t.open_interrupt_id) : undefined;
@@ -17,6 +17,7 @@ export async function readThreadView(ctx: RunContext, threadId: string): Promise
     thread_id: t.thread_id,
     status: t.status,
     last_outcome: t.last_outcome,
+    owner: t.owner,
     messages,
     pending: open ? interruptPayload(open) : null,
   };
@@ -26,8 +27,10 @@ function toWire(m: BaseMessage, registry: ToolRegistry): ThreadMessage[] {
   if (HumanMessage.isInstance(m)) return [{ role: "user", content: m.text }];
   if (ToolMessage.isInstance(m)) {
     // The status a `tool_result` carried, so a page can rebuild its cards after a reload.
-    const { status } = outcomeOf(m);
-    return [{ role: "tool", content: m.text, tool_call_id: m.tool_call_id, ...(m.name ? { name: m.name } : {}), status }];
+    const { status, edited } = outcomeOf(m);
+    return [
+      { role: "tool", content: m.text, tool_call_id: m.tool_call_id, ...(m.name ? { name: m.name } : {}), status, ...(edited ? { edited: true } : {}) },
+    ];
   }
   if (AIMessage.isInstance(m)) {
     const calls = (m.tool_calls ?? []).map((c) => ({ id: c.id!, name: c.name, args: registry.mask(c.name, c.args) }));

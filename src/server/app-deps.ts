@@ -1,13 +1,14 @@
+import type { Access, Authenticator } from "../auth/index.js";
 import type { Logger } from "../logger.js";
-import type { ThreadView } from "../protocol/index.js";
-import type { RunService } from "../runs/index.js";
-import type { ThreadStore } from "../store/index.js";
+import type { RunService, ThreadService } from "../runs/index.js";
 
 /** What the HTTP layer needs; tests build it over a temp database. */
 export interface AppDeps {
   runs: RunService;
-  threads: ThreadStore;
-  readThread(threadId: string): Promise<ThreadView>;
+  threads: ThreadService;
+  /** Who is calling: `anonymous` with auth off. */
+  auth: Authenticator;
+  access: Access;
   log: Logger;
   /** Whether the database answers a read, for `/healthz`. */
   databaseReadable(): boolean;

@@ -3,6 +3,8 @@ import { bodyLimit } from "hono/body-limit";
 import { AppError, ERROR_STATUS, type ErrorBody } from "../protocol/index.js";
 import { isStorageFault, storageUnavailable } from "../store/index.js";
 import type { AppDeps } from "./app-deps.js";
+import { identityRoutes } from "./identity-routes.js";
+import { authenticate } from "./principal-context.js";
 import { runsRoutes } from "./runs-routes.js";
 import { threadsRoutes } from "./threads-routes.js";
 
@@ -14,6 +16,16 @@ const RETRY_AFTER_SECONDS = 1;
 export function createApp(deps: AppDeps): Hono {
   const app = new Hono();
 
+  app.get("/healthz", (c) => {
+    // A read, so a held write lock or a full disk (reads still work) do not fail it.
+    if (deps.databaseReadable()) return c.json({ ok: true });
+    c.header("Retry-After", String(RETRY_AFTER_SECONDS));
+    return c.json({ ok: false, checks: { database: "unavailable" } }, 503);
+  });
+
+  // Everything below needs a principal; with auth off, everyone is `anonymous`. Before the body
+  // limit, so an unauthenticated client learns nothing from how its body is judged.
+  app.use(authenticate(deps.auth));
   app.use(
     bodyLimit({
       maxSize: 256 * 1024,
@@ -23,12 +35,7 @@ export function createApp(deps: AppDeps): Hono {
     }),
   );
 
-  app.get("/healthz", (c) => {
-    // A read, so a held write lock or a full disk (reads still work) do not fail it.
-    if (deps.databaseReadable()) return c.json({ ok: true });
-    c.header("Retry-After", String(RETRY_AFTER_SECONDS));
-    return c.json({ ok: false, checks: { database: "unavailable" } }, 503);
-  });
+  app.route("/", identityRoutes(deps));
   app.route("/threads", threadsRoutes(deps));
   app.route("/threads", runsRoutes(deps));
 
@@ -43,6 +50,7 @@ export function createApp(deps: AppDeps): Hono {
       const status = ERROR_STATUS[err.code];
       // Every 503 is a "try again shortly": say when.
       if (status === 503) c.header("Retry-After", String(RETRY_AFTER_SECONDS));
+      if (status === 401) c.header("WWW-Authenticate", 'Bearer realm="tollgate"');
       return c.json<ErrorBody>({ error: { code: err.code, message: err.message } }, status);
     }
     deps.log.error("unhandled error", { method: c.req.method, path: c.req.path, err });

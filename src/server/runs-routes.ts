@@ -1,8 +1,9 @@
 import { Hono } from "hono";
-import { AppError, parseEventId } from "../protocol/index.js";
+import { parseEventId } from "../protocol/index.js";
 import type { ActiveRun } from "../runs/index.js";
 import type { AppDeps } from "./app-deps.js";
 import { parseBody } from "./parse-body.js";
+import { principalOf } from "./principal-context.js";
 import { resumeBody, runBody } from "./schemas.js";
 import { sseResponse } from "./sse-response.js";
 import { threadParam } from "./thread-param.js";
@@ -25,7 +26,7 @@ export function runsRoutes(deps: AppDeps): Hono {
   app.post("/:thread_id/runs", async (c) => {
     const threadId = threadParam(c);
     const body = await parseBody(c, runBody);
-    const run = deps.runs.startMessage(threadId, body.message, body.on_disconnect);
+    const run = deps.runs.startMessage(principalOf(c), threadId, body.message, body.on_disconnect);
     return streamRun(run, c.req.raw.signal);
   });
 
@@ -35,18 +36,16 @@ export function runsRoutes(deps: AppDeps): Hono {
     const wantsStream = (c.req.header("accept") ?? "").includes("text/event-stream");
     // Nobody is watching a detached resume, so nobody can disconnect from it.
     const onDisconnect = wantsStream ? (body.on_disconnect ?? "cancel") : "continue";
-    const run = deps.runs.startResume(threadId, body.interrupt_id, body.decisions, onDisconnect);
+    const run = await deps.runs.startResume(principalOf(c), threadId, body.interrupt_id, body.decisions, onDisconnect);
     if (wantsStream) return streamRun(run, c.req.raw.signal);
     return c.json({ run_id: run.runId }, 202);
   });
 
-  app.post("/:thread_id/cancel", async (c) => c.json(await deps.runs.cancel(threadParam(c), "api")));
+  app.post("/:thread_id/cancel", async (c) => c.json(await deps.runs.cancel(principalOf(c), threadParam(c), "api")));
 
   app.get("/:thread_id/stream", (c) => {
     const threadId = threadParam(c);
-    const thread = deps.threads.get(threadId);
-    if (!thread) throw new AppError("thread_not_found", `Thread ${threadId} not found`);
-    const runId = thread.latest_run_id;
+    const runId = deps.threads.latestRun(principalOf(c), threadId);
     const last = parseEventId(c.req.header("last-event-id") ?? c.req.query("last_event_id") ?? "");
     // An id from an older run means the client has seen none of the latest: replay it whole.
     const afterSeq = last && last.runId === runId ? last.seq : -1;

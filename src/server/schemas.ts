@@ -23,11 +23,14 @@ export const runBody = z.object({
 export const resumeBody = z.object({
   interrupt_id: z.string().min(1, "interrupt_id is required"),
   decisions: z.array(
-    z.object({
-      call_id: z.string().min(1),
-      approved: z.boolean(),
-      reason: z.string().max(2000).optional(),
-    }),
+    z
+      .object({
+        call_id: z.string().min(1),
+        approved: z.boolean(),
+        reason: z.string().max(2000).optional(),
+        edited_args: z.record(z.string(), z.unknown()).optional(),
+      })
+      .refine((d) => d.edited_args === undefined || d.approved, "edited_args is only allowed with approved: true"),
   ),
   on_disconnect: onDisconnect,
 });

@@ -1,21 +1,35 @@
-import { randomUUID } from "node:crypto";
 import { Hono } from "hono";
+import { z } from "zod";
+import { AppError } from "../protocol/index.js";
 import type { AppDeps } from "./app-deps.js";
 import { parseBody } from "./parse-body.js";
+import { principalOf } from "./principal-context.js";
 import { createThreadBody } from "./schemas.js";
 import { threadParam } from "./thread-param.js";
 
-/** `POST /threads`, `GET /threads/:thread_id`. */
+const listQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.string().min(1).max(1024).optional(),
+});
+
+/** `POST /threads`, `GET /threads`, `GET /threads/:thread_id`, `GET /threads/:thread_id/audit`. */
 export function threadsRoutes(deps: AppDeps): Hono {
   const app = new Hono();
 
   app.post("/", async (c) => {
     const body = await parseBody(c, createThreadBody, true);
-    const row = deps.threads.create(body.thread_id ?? randomUUID(), body.metadata);
-    return c.json({ thread_id: row.thread_id, status: row.status }, 201);
+    return c.json(deps.threads.create(principalOf(c), body.thread_id, body.metadata), 201);
   });
 
-  app.get("/:thread_id", async (c) => c.json(await deps.readThread(threadParam(c))));
+  app.get("/", (c) => {
+    const q = listQuery.safeParse({ limit: c.req.query("limit"), cursor: c.req.query("cursor") });
+    if (!q.success) throw new AppError("invalid_request", "limit must be an integer from 1 to 200; cursor as given by the last page");
+    return c.json(deps.threads.list(principalOf(c), q.data.limit, q.data.cursor));
+  });
+
+  app.get("/:thread_id", async (c) => c.json(await deps.threads.view(principalOf(c), threadParam(c))));
+
+  app.get("/:thread_id/audit", (c) => c.json(deps.threads.audit(principalOf(c), threadParam(c))));
 
   return app;
 }

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
-import { SCHEMA } from "./schema.js";
+import { ADDED_COLUMNS, LATE_INDEXES, SCHEMA } from "./schema.js";
 
 export type Db = Database.Database;
 
@@ -21,8 +21,20 @@ export function openDatabase(dataDir: string): Db {
   db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   db.pragma("foreign_keys = ON");
   db.exec(SCHEMA);
+  addMissingColumns(db);
   failFastWhileLocked(db);
   return db;
+}
+
+/** Brings a database made by an older version up to the current tables. */
+function addMissingColumns(db: Db): void {
+  db.transaction(() => {
+    for (const { table, column, definition } of ADDED_COLUMNS) {
+      const has = db.prepare<[], { name: string }>(`PRAGMA table_info(${table})`).all().some((c) => c.name === column);
+      if (!has) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${definition}`);
+    }
+    db.exec(LATE_INDEXES);
+  })();
 }
 
 /**

@@ -1,4 +1,5 @@
 import { type Db, openDatabase } from "./database.js";
+import { AuditStore } from "./audit-store.js";
 import { InterruptStore } from "./interrupt-store.js";
 import { TollgateSaver } from "./checkpointer.js";
 import { SqliteLedger } from "./ledger-store.js";
@@ -10,7 +11,9 @@ export type { Db } from "./database.js";
 export { ThreadStore } from "./thread-store.js";
 export type { ThreadRow, ThreadStatus, LastOutcome } from "./thread-store.js";
 export { InterruptStore, interruptPayload } from "./interrupt-store.js";
-export type { InterruptRecord, InterruptCall, InterruptStatus } from "./interrupt-store.js";
+export type { InterruptRecord, InterruptCall, InterruptStatus, OpenInterrupt } from "./interrupt-store.js";
+export { AuditStore } from "./audit-store.js";
+export type { AuditRecord } from "./audit-store.js";
 export { RunStore } from "./run-store.js";
 export type { LoggedEvent, RunKind } from "./run-store.js";
 export { SqliteLedger } from "./ledger-store.js";
@@ -23,6 +26,7 @@ export interface Store {
   interrupts: InterruptStore;
   runs: RunStore;
   ledger: SqliteLedger;
+  audit: AuditStore;
   checkpointer: TollgateSaver;
   /** Whether the database answers a trivial read right now. */
   readable(): boolean;
@@ -32,12 +36,14 @@ export interface Store {
 export function openStore(dataDir: string): Store {
   const db = openDatabase(dataDir);
   const probe = db.prepare("SELECT count(*) FROM threads");
+  const audit = new AuditStore(db);
   return {
     db,
     threads: new ThreadStore(db),
-    interrupts: new InterruptStore(db),
+    interrupts: new InterruptStore(db, (v) => audit.hash(v)),
     runs: new RunStore(db),
     ledger: new SqliteLedger(db),
+    audit,
     // Same connection: checkpoints and tollgate's tables share the file and its WAL.
     checkpointer: new TollgateSaver(db),
     readable: () => {

@@ -1,15 +1,14 @@
-import type { InterruptPayload } from "../protocol/index.js";
+import type { InterruptPayload, PendingCall } from "../protocol/index.js";
 import type { Db } from "./database.js";
 
 export type InterruptStatus = "waiting_human" | "resumed" | "rejected" | "expired" | "cancelled";
 
-export interface InterruptCall {
-  call_id: string;
-  name: string;
-  /** As shown to people: sensitive fields masked. */
-  args: Record<string, unknown>;
+/** A pending call as people are shown it (masked, with its policy), plus the hash binding approvals. */
+export interface InterruptCall extends PendingCall {
   /** Hash of the full arguments; an approval is bound to it. */
   args_hash: string;
+  /** Keyed hash of the full arguments, as the audit trail shows it. */
+  audit_hash: string;
 }
 
 export interface InterruptRecord {
@@ -27,13 +26,31 @@ interface Row extends Omit<InterruptRecord, "calls"> {
   calls: string;
 }
 
-const fromRow = (r: Row): InterruptRecord => ({ ...r, calls: JSON.parse(r.calls) as InterruptCall[] });
+/**
+ * Calls stored by an older version read as what they were then: the owner decides, no edits, and
+ * an audit hash keyed over the stored plain hash (the arguments themselves are not at hand).
+ */
+function fromRow(r: Row, keyedHash: (v: unknown) => string): InterruptRecord {
+  const calls = (JSON.parse(r.calls) as Array<Partial<InterruptCall> & Pick<InterruptCall, "call_id" | "name" | "args" | "args_hash">>).map(
+    (c): InterruptCall => ({ policy: "owner", editable: false, args_schema: {}, audit_hash: c.audit_hash ?? keyedHash({ args_hash: c.args_hash }), ...c }),
+  );
+  return { ...r, calls };
+}
+
+/** An open interrupt with the owner of its thread, for the approvals inbox. */
+export interface OpenInterrupt extends InterruptRecord {
+  owner: string;
+}
 
 /** Interrupt records. Transitions out of `waiting_human` are compare-and-set: one decider wins. */
 export class InterruptStore {
   private readonly q;
 
-  constructor(db: Db) {
+  /** `keyedHash`: the audit's keyed hash, for records written before calls carried one. */
+  constructor(
+    db: Db,
+    private readonly keyedHash: (v: unknown) => string,
+  ) {
     this.q = {
       insert: db.prepare(
         "INSERT INTO interrupts (interrupt_id, thread_id, run_id, calls, status, created_at, expires_at) VALUES (?, ?, ?, ?, 'waiting_human', ?, ?)",
@@ -48,6 +65,10 @@ export class InterruptStore {
       expired: db.prepare<[number], Row>(
         "SELECT * FROM interrupts WHERE status = 'waiting_human' AND expires_at <= ? ORDER BY expires_at",
       ),
+      open: db.prepare<[number], Row & { owner: string }>(
+        `SELECT i.*, t.owner FROM interrupts i JOIN threads t ON t.thread_id = i.thread_id
+         WHERE i.status = 'waiting_human' AND i.expires_at > ? ORDER BY i.expires_at, i.interrupt_id`,
+      ),
       nextDeadline: db.prepare<[], { t: number | null }>(
         "SELECT MIN(expires_at) AS t FROM interrupts WHERE status = 'waiting_human'",
       ),
@@ -60,7 +81,7 @@ export class InterruptStore {
 
   get(interruptId: string): InterruptRecord | undefined {
     const row = this.q.get.get(interruptId);
-    return row ? fromRow(row) : undefined;
+    return row ? fromRow(row, this.keyedHash) : undefined;
   }
 
   /** waiting_human → `to`; false when it had already left waiting_human. */
@@ -78,7 +99,12 @@ export class InterruptStore {
   }
 
   listExpired(now: number): InterruptRecord[] {
-    return this.q.expired.all(now).map(fromRow);
+    return this.q.expired.all(now).map((r) => fromRow(r, this.keyedHash));
+  }
+
+  /** Interrupts still open for decisions at `now`, soonest deadline first. */
+  listOpen(now: number): OpenInterrupt[] {
+    return this.q.open.all(now).map((r) => ({ ...fromRow(r, this.keyedHash), owner: r.owner }));
   }
 
   /** The earliest open deadline, so the closer can sleep until then. */
@@ -92,7 +118,7 @@ export function interruptPayload(r: InterruptRecord): InterruptPayload {
   return {
     thread_id: r.thread_id,
     interrupt_id: r.interrupt_id,
-    calls: r.calls.map(({ call_id, name, args }) => ({ call_id, name, args })),
+    calls: r.calls.map(({ args_hash: _bound, audit_hash: _audited, ...shown }) => shown),
     expires_at: new Date(r.expires_at).toISOString(),
     resume_url: `/threads/${encodeURIComponent(r.thread_id)}/resume`,
   };

@@ -12,6 +12,10 @@ CREATE TABLE IF NOT EXISTS threads (
   holder_id TEXT,
   open_interrupt_id TEXT,
   metadata TEXT NOT NULL DEFAULT '{}',
+  -- the principal that created it ('anonymous' with auth off); only it (or admin) may write to it
+  owner TEXT NOT NULL DEFAULT 'anonymous',
+  -- the start of the first user message, for thread lists
+  title TEXT,
   created_at INTEGER NOT NULL,
   updated_at INTEGER NOT NULL
 );
@@ -62,4 +66,47 @@ CREATE TABLE IF NOT EXISTS ledger (
   started_at INTEGER NOT NULL,
   settled_at INTEGER
 );
+
+-- One row per decision on one pending call. Append-only: the triggers refuse any change.
+CREATE TABLE IF NOT EXISTS audit (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  thread_id TEXT NOT NULL,
+  interrupt_id TEXT NOT NULL,
+  call_id TEXT NOT NULL,
+  tool TEXT NOT NULL,
+  -- keyed hashes (HMAC-SHA256 under tollgate_meta.audit_key): a reader cannot confirm a guess
+  args_hash TEXT NOT NULL,
+  edited_args_hash TEXT,
+  decision TEXT NOT NULL,
+  by_sub TEXT,
+  reason TEXT,
+  -- the ledger's plain hash of the arguments the call would run with: joins its execution
+  run_args_hash TEXT,
+  at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS audit_thread ON audit(thread_id, id);
+CREATE TRIGGER IF NOT EXISTS audit_no_update BEFORE UPDATE ON audit
+  BEGIN SELECT RAISE(ABORT, 'audit rows are immutable'); END;
+CREATE TRIGGER IF NOT EXISTS audit_no_delete BEFORE DELETE ON audit
+  BEGIN SELECT RAISE(ABORT, 'audit rows are immutable'); END;
+
+-- Per-deployment values made once (the audit's hash key).
+CREATE TABLE IF NOT EXISTS tollgate_meta (
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+`;
+
+/**
+ * Columns added after a database was first made: `CREATE TABLE IF NOT EXISTS` leaves an older
+ * table as it is, so each is added here when missing. Then the indexes that need them.
+ */
+export const ADDED_COLUMNS: ReadonlyArray<{ table: string; column: string; definition: string }> = [
+  { table: "threads", column: "owner", definition: "TEXT NOT NULL DEFAULT 'anonymous'" },
+  { table: "threads", column: "title", definition: "TEXT" },
+];
+
+export const LATE_INDEXES = `
+CREATE INDEX IF NOT EXISTS threads_owner ON threads(owner, updated_at);
+CREATE INDEX IF NOT EXISTS threads_updated ON threads(updated_at);
 `;

@@ -1,4 +1,4 @@
-import { AppError, type LastOutcome, type ThreadStatus } from "../protocol/index.js";
+import { AppError, threadNotFound, type LastOutcome, type ThreadStatus } from "../protocol/index.js";
 import type { Db } from "./database.js";
 
 export type { LastOutcome, ThreadStatus } from "../protocol/index.js";
@@ -11,6 +11,9 @@ export interface ThreadRow {
   holder_id: string | null;
   open_interrupt_id: string | null;
   metadata: string;
+  /** The principal that created it. */
+  owner: string;
+  title: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -23,7 +26,14 @@ export class ThreadStore {
     this.q = {
       get: db.prepare<[string], ThreadRow>("SELECT * FROM threads WHERE thread_id = ?"),
       insert: db.prepare(
-        "INSERT OR IGNORE INTO threads (thread_id, metadata, created_at, updated_at) VALUES (?, ?, ?, ?)",
+        "INSERT OR IGNORE INTO threads (thread_id, metadata, owner, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
+      ),
+      title: db.prepare("UPDATE threads SET title = ? WHERE thread_id = ? AND title IS NULL"),
+      // Keyset pagination on (updated_at, thread_id), newest first; owner NULL = every thread.
+      list: db.prepare<[string | null, string | null, number, number, string, number], ThreadRow>(
+        `SELECT * FROM threads WHERE (? IS NULL OR owner = ?)
+           AND (updated_at < ? OR (updated_at = ? AND thread_id < ?))
+         ORDER BY updated_at DESC, thread_id DESC LIMIT ?`,
       ),
       claim: db.prepare(
         "UPDATE threads SET status = 'running', holder_id = ?, latest_run_id = ?, updated_at = ? WHERE thread_id = ? AND status = 'idle'",
@@ -43,18 +53,28 @@ export class ThreadStore {
     return this.q.get.get(threadId);
   }
 
-  /** Creates the thread; `thread_exists` if the id is taken. */
-  create(threadId: string, metadata: Record<string, unknown> = {}): ThreadRow {
+  /** Creates the thread owned by `owner`; false (nothing written) if the id is taken. */
+  create(threadId: string, owner: string, metadata: Record<string, unknown> = {}): boolean {
     const now = Date.now();
-    if (this.q.insert.run(threadId, JSON.stringify(metadata), now, now).changes === 0) {
-      throw new AppError("thread_exists", `Thread ${threadId} already exists`);
-    }
+    return this.q.insert.run(threadId, JSON.stringify(metadata), owner, now, now).changes === 1;
+  }
+
+  /** The thread, created for `owner` if it did not exist. */
+  ensure(threadId: string, owner: string): ThreadRow {
+    const now = Date.now();
+    this.q.insert.run(threadId, "{}", owner, now, now);
     return this.get(threadId)!;
   }
 
-  ensure(threadId: string): void {
-    const now = Date.now();
-    this.q.insert.run(threadId, "{}", now, now);
+  /** Sets the title unless it has one (the first user message names the thread). */
+  setTitle(threadId: string, title: string): void {
+    this.q.title.run(title, threadId);
+  }
+
+  /** Threads newest first, after the `(updated_at, thread_id)` cursor; all owners when `owner` is null. */
+  list(owner: string | null, limit: number, after?: { updatedAt: number; threadId: string }): ThreadRow[] {
+    const at = after?.updatedAt ?? Number.MAX_SAFE_INTEGER;
+    return this.q.list.all(owner, owner, at, at, after?.threadId ?? "", limit);
   }
 
   /**
@@ -64,7 +84,7 @@ export class ThreadStore {
   claimIdle(threadId: string, runId: string): void {
     if (this.q.claim.run(runId, runId, Date.now(), threadId).changes === 1) return;
     const t = this.get(threadId);
-    if (!t) throw new AppError("thread_not_found", `Thread ${threadId} not found`);
+    if (!t) throw threadNotFound(threadId);
     if (t.status === "waiting_human") {
       throw new AppError("awaiting_approval", "This thread is waiting for approval: resume or cancel it first");
     }

@@ -16,6 +16,8 @@ export interface ToolOutcome {
   status: ToolStatus;
   output?: string;
   error?: string;
+  /** The call ran with these top-level arguments changed by the person who approved it. */
+  edited?: readonly string[];
 }
 
 export interface RunToolOptions {

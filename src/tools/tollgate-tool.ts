@@ -1,5 +1,6 @@
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { ToolRunnableConfig } from "@langchain/core/tools";
+import type { ApprovalPolicy } from "../protocol/index.js";
 
 /** `read` tools run at once; `irreversible` tools run only after a person approves the exact call. */
 export type ToolKind = "read" | "irreversible";
@@ -13,13 +14,24 @@ export interface TollgateTool {
   kind: ToolKind;
   /** Dotted argument paths (e.g. "card.number") masked in every event and view. */
   sensitive?: readonly string[];
+  /**
+   * Who may approve a call (irreversible tools): `owner` — the thread's owner or an approver;
+   * `approver` — only an approver who is not the thread's owner (four eyes). Default `owner`.
+   */
+  policy?: ApprovalPolicy;
+  /** Whether an approver may change the call's arguments (`edited_args`) before it runs. */
+  editable?: boolean;
 }
 
-export function defineTool(
-  tool: StructuredToolInterface,
-  meta: { kind: ToolKind; sensitive?: readonly string[] },
-): TollgateTool {
-  return { tool, kind: meta.kind, sensitive: meta.sensitive ?? [] };
+export interface ToolMeta {
+  kind: ToolKind;
+  sensitive?: readonly string[];
+  policy?: ApprovalPolicy;
+  editable?: boolean;
+}
+
+export function defineTool(tool: StructuredToolInterface, meta: ToolMeta): TollgateTool {
+  return { tool, kind: meta.kind, sensitive: meta.sensitive ?? [], policy: meta.policy ?? "owner", editable: meta.editable ?? false };
 }
 
 /** What a tool receives besides its arguments. */

@@ -1,4 +1,6 @@
 import type { StructuredToolInterface } from "@langchain/core/tools";
+import { toJsonSchema } from "@langchain/core/utils/json_schema";
+import type { ApprovalPolicy, PendingCall } from "../protocol/index.js";
 import { MALFORMED_CALL_NAME } from "../../graphs/history.js";
 import { maskArgs } from "./mask-args.js";
 import type { TollgateTool, ToolKind } from "./tollgate-tool.js";
@@ -6,6 +8,7 @@ import type { TollgateTool, ToolKind } from "./tollgate-tool.js";
 /** The tools a graph serves, by name. Graph, adapter and views all read kinds and masks from here. */
 export class ToolRegistry {
   private readonly byName = new Map<string, TollgateTool>();
+  private readonly schemas = new Map<string, Record<string, unknown>>();
 
   constructor(tools: readonly TollgateTool[]) {
     for (const t of tools) {
@@ -27,6 +30,38 @@ export class ToolRegistry {
   /** Unknown tools never need approval: they cannot run, so they fail at once. */
   needsApproval(name: string): boolean {
     return this.kindOf(name) === "irreversible";
+  }
+
+  /** Who may approve calls of this tool; unknown tools never wait for anyone. */
+  policyOf(name: string): ApprovalPolicy {
+    return this.byName.get(name)?.policy ?? "owner";
+  }
+
+  isEditable(name: string): boolean {
+    return this.byName.get(name)?.editable === true;
+  }
+
+  /** The tool's arguments as JSON Schema (for an edit form); made once per tool. */
+  argsSchema(name: string): Record<string, unknown> {
+    let s = this.schemas.get(name);
+    if (!s) {
+      const t = this.byName.get(name);
+      s = t ? (toJsonSchema(t.tool.schema as never) as Record<string, unknown>) : {};
+      this.schemas.set(name, s);
+    }
+    return s;
+  }
+
+  /** A pending call as people see it: masked arguments, policy, and what an edit may change. */
+  pendingCall(call: { id: string; name: string; args: Record<string, unknown> }): PendingCall {
+    return {
+      call_id: call.id,
+      name: call.name,
+      args: this.mask(call.name, call.args),
+      policy: this.policyOf(call.name),
+      editable: this.isEditable(call.name),
+      args_schema: this.argsSchema(call.name),
+    };
   }
 
   mask(name: string, args: Record<string, unknown>): Record<string, unknown> {

@@ -48,6 +48,7 @@ describe("the contract's errors, sent as JSON before any stream", () => {
       thread_id: id,
       status: "idle",
       last_outcome: null,
+      owner: "anonymous",
       messages: [],
       pending: null,
     });
@@ -133,10 +134,12 @@ describe("the contract's errors, sent as JSON before any stream", () => {
     const a = await interruptOn(id, "sb1", "slow_refund", { order_id: "A-1005", amount_cents: 10, delay_ms: 300 });
     s.model.push({ text: "done slowly" });
     const decisions = [{ call_id: "sb1", approved: true }];
-    const first = s.client.resume(id, a.interrupt_id, decisions);
+    // The first resume has passed the gate when it answers 202; its slow tool is still running.
+    const first = await call(s.server.url, "POST", `/threads/${id}/resume`, { interrupt_id: a.interrupt_id, decisions });
+    expect(first.status).toBe(202);
     const second = await call(s.server.url, "POST", `/threads/${id}/resume`, { interrupt_id: a.interrupt_id, decisions });
     expect(errorOf(second)).toEqual([409, "thread_busy"]);
-    terminal(await first.collect(), "done");
+    expect(terminal(await s.client.stream(id).collect(), "done").run_id).toBe(first.json.run_id);
     expect(s.db.rows("refunds", "call_id = ?", "sb1")).toHaveLength(1);
   });
 });

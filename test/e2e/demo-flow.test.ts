@@ -32,7 +32,14 @@ describe("MODEL=demo, offline", () => {
     expect(types(events)).toEqual(["tool_call", "tool_call", "tool_result", "interrupt"]);
     expect(only(events, "tool_result")[0]).toMatchObject({ name: "lookup_order", status: "ok" });
     expect(intr.calls).toEqual([
-      { call_id: expect.any(String), name: "refund_order", args: { order_id: "A-1002", amount_cents: 500, reason: "Customer request" } },
+      {
+        call_id: expect.any(String),
+        name: "refund_order",
+        args: { order_id: "A-1002", amount_cents: 500, reason: "Customer request" },
+        policy: "approver",
+        editable: true,
+        args_schema: expect.objectContaining({ type: "object", properties: expect.objectContaining({ amount_cents: expect.any(Object) }) }),
+      },
     ]);
     const resumed = await client.resume(id, intr.interrupt_id, [{ call_id: intr.calls[0]!.call_id, approved: true }]).collect();
     expect(terminal(resumed, "done").message).toBe("Done: refunded $5.00 on A-1002.");

@@ -53,6 +53,8 @@ describe("restarts", () => {
       const db = openDb(server.dataDir);
       expect(db.rows("refunds", "call_id = ?", "k1")).toHaveLength(1);
       db.close();
+      // The decision made after the restart is on the trail with how the call ran.
+      expect((await c2.audit(id)).entries).toMatchObject([{ call_id: "k1", decision: "approved", by: "anonymous", executed: { status: "ok" } }]);
       expectNoStackTraces(server);
     });
   });
@@ -87,6 +89,8 @@ describe("restarts", () => {
       expect(db.rows("refunds", "call_id = ?", "k2")).toHaveLength(0);
       expect(db.rows("ledger", "call_id = ?", "k2")).toMatchObject([{ status: "executing" }]);
       db.close();
+      // The approval survived the kill; the call it let through has no known outcome.
+      expect((await c2.audit(id)).entries).toMatchObject([{ call_id: "k2", decision: "approved", by: "anonymous", executed: { status: "unknown" } }]);
     });
   });
 
@@ -134,6 +138,10 @@ describe("expiry", () => {
       expect(db.rows("refunds", "call_id = ?", "e1")).toHaveLength(0);
       expect(db.rows("interrupts", "thread_id = ?", id)).toMatchObject([{ status: "expired" }]);
       db.close();
+      // The 410 decided nothing; the expiry is the system's entry.
+      const entries = (await c.audit(id)).entries;
+      expect(entries).toMatchObject([{ call_id: "e1", decision: "expired", by: null, reason: "approval window closed" }]);
+      expect(entries[0]!.executed).toBeUndefined();
     });
   });
 

@@ -24,7 +24,9 @@ export async function startStack(env: Record<string, string> = {}, modelOpts: Fa
     ...env,
   });
   const db = openDb(server.dataDir);
-  const client = new TollgateClient({ baseUrl: server.url });
+  // With AUTH_TOKENS set, the stack's client speaks as the first token's principal.
+  const token = env.AUTH_TOKENS ? Object.keys(JSON.parse(env.AUTH_TOKENS) as object)[0] : undefined;
+  const client = new TollgateClient({ baseUrl: server.url, token });
   return {
     model,
     server,

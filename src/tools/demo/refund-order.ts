@@ -32,5 +32,6 @@ export function refundOrderTool(db: DbSource): TollgateTool {
       }),
     },
   );
-  return defineTool(t, { kind: "irreversible" });
+  // Four eyes: whoever asked for the refund cannot approve it; an approver may correct the amount.
+  return defineTool(t, { kind: "irreversible", policy: "approver", editable: true });
 }

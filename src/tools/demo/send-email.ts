@@ -25,5 +25,6 @@ export function sendEmailTool(db: DbSource): TollgateTool {
       schema: z.object({ to: z.email(), subject: z.string(), body: z.string() }),
     },
   );
-  return defineTool(t, { kind: "irreversible" });
+  // The requester may approve their own email, and fix its wording first.
+  return defineTool(t, { kind: "irreversible", policy: "owner", editable: true });
 }

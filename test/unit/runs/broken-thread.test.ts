@@ -46,7 +46,7 @@ describe("a thread with a broken history", () => {
   it("is repaired before the next model call: ledger results kept, orphans dropped, malformed calls answered", async () => {
     const t = await open();
     const thread = "broken-1";
-    t.store.threads.ensure(thread);
+    t.store.threads.ensure(thread, "anonymous");
     // The refund ran (the ledger says so) but its answer never reached the history.
     t.store.ledger.claim(`${thread}:c2`, { threadId: thread, callId: "c2", name: "refund_order", argsHash: "h" });
     t.store.ledger.settle(`${thread}:c2`, { status: "ok", output: '{"refunded":true}' });

@@ -6,6 +6,7 @@ import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messag
 import { tool } from "@langchain/core/tools";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { ANONYMOUS } from "../../../src/auth/index.js";
 import { loadConfig } from "../../../src/config.js";
 import { silentLogger } from "../../../src/logger.js";
 import { createTollgate, type Tollgate } from "../../../src/tollgate.js";
@@ -142,8 +143,8 @@ describe("cancel wins over a resume that is starting", () => {
         outcomes.add("refused");
       } else {
         // The resume has passed the gate and started when the cancel arrives: it is stopped.
-        const run = t.runs.startResume(thread, p.interrupt_id, [{ call_id: "c1", approved: true }]);
-        expect((await t.runs.cancel(thread)).cancelled).toBe(true);
+        const run = await t.runs.startResume(ANONYMOUS, thread, p.interrupt_id, [{ call_id: "c1", approved: true }]);
+        expect((await t.runs.cancel(ANONYMOUS, thread)).cancelled).toBe(true);
         await run.done;
         expect(run.outcome).toBe("cancelled");
         outcomes.add("stopped");

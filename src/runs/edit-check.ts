@@ -1,0 +1,58 @@
+import type { AgentStateType } from "../../graphs/state.js";
+import { unansweredCalls } from "../../graphs/tool-messages.js";
+import { applyEdit, hashArgs, validateArgs } from "../tools/index.js";
+import type { ResumeDecision } from "./resume-gate.js";
+import type { RunContext } from "./run-context.js";
+
+/** An edit checked before the gate opens: the merged arguments, or why it is refused. */
+export type CheckedEdit = { args: Record<string, unknown>; changed: string[] } | { error: string };
+
+/** The edits of one resume, checked against one interrupt. */
+export interface PreparedEdits {
+  interruptId: string | undefined;
+  byCall: ReadonlyMap<string, CheckedEdit>;
+}
+
+export const NO_EDITS: PreparedEdits = { interruptId: undefined, byCall: new Map() };
+
+/**
+ * Checks each `edited_args` against the real arguments of its pending call (masked ones included:
+ * an edit may leave them as they are), and the merged arguments against the tool's schema. This
+ * needs the checkpoint and an async schema check, so it runs before the gate's transaction; the
+ * gate uses the result only for the interrupt it was made for, and turns errors into 400s after
+ * its own checks, so nothing here is revealed to a caller who may not see the thread.
+ */
+export async function prepareEdits(
+  ctx: RunContext,
+  threadId: string,
+  interruptId: string,
+  decisions: readonly ResumeDecision[],
+): Promise<PreparedEdits> {
+  if (!decisions.some((d) => d.edited_args !== undefined)) return NO_EDITS;
+  const record = ctx.store.interrupts.get(interruptId);
+  if (!record || record.thread_id !== threadId || record.status !== "waiting_human") return NO_EDITS;
+  const state = await ctx.graph.getState({ configurable: { thread_id: threadId } });
+  const real = new Map(unansweredCalls((state.values as Partial<AgentStateType>).messages ?? []).map((c) => [c.id!, c]));
+  const byCall = new Map<string, CheckedEdit>();
+  for (const d of decisions) {
+    if (d.edited_args === undefined) continue;
+    const shown = record.calls.find((c) => c.call_id === d.call_id);
+    const call = real.get(d.call_id);
+    if (!shown) continue; // unknown_call, from the gate
+    // The checkpoint must hold the very call the person was shown.
+    if (!call || hashArgs(call.args) !== shown.args_hash) {
+      byCall.set(d.call_id, { error: `Call ${d.call_id} cannot be edited: it is not the call that was shown` });
+      continue;
+    }
+    byCall.set(d.call_id, await check(ctx, call, d));
+  }
+  return { interruptId, byCall };
+}
+
+async function check(ctx: RunContext, call: { id?: string; name: string; args: Record<string, unknown> }, d: ResumeDecision): Promise<CheckedEdit> {
+  if (!d.approved) return { error: "edited_args is only allowed with approved: true" };
+  const edit = applyEdit(ctx.registry, call, d.edited_args);
+  if ("error" in edit) return edit;
+  const invalid = await validateArgs(ctx.registry, { id: call.id!, name: call.name, args: edit.args });
+  return invalid ? { error: `edited_args: ${invalid}` } : edit;
+}

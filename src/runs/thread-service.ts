@@ -1,0 +1,103 @@
+import { randomUUID } from "node:crypto";
+import type { Principal } from "../auth/index.js";
+import {
+  AppError,
+  type ApprovalList,
+  type AuditTrail,
+  threadNotFound,
+  type ThreadList,
+  type ThreadView,
+} from "../protocol/index.js";
+import { interruptPayload, type ThreadRow } from "../store/index.js";
+import type { RunContext } from "./run-context.js";
+import { seeThread } from "./thread-access.js";
+import { readThreadView } from "./thread-view.js";
+
+/** Threads as a caller may see them: creating, reading, listing, their audit, the approvals inbox. */
+export class ThreadService {
+  constructor(private readonly ctx: RunContext) {}
+
+  /**
+   * `POST /threads`: a new thread owned by `p`. An id someone else owns is `thread_not_found` (as
+   * if it did not exist); one `p` owns is `thread_exists`; `forbidden` without the `user` role.
+   */
+  create(p: Principal, threadId: string | undefined, metadata: Record<string, unknown> | undefined): { thread_id: string; status: "idle" } {
+    const id = threadId ?? randomUUID();
+    const { access, store } = this.ctx;
+    return store.db.transaction(() => {
+      const existing = store.threads.get(id);
+      if (existing && !access.owns(p, existing.owner)) throw threadNotFound(id);
+      if (!access.mayStartRuns(p)) throw new AppError("forbidden", "Creating threads needs the role 'user'");
+      if (existing || !store.threads.create(id, p.sub, metadata)) throw new AppError("thread_exists", `Thread ${id} already exists`);
+      return { thread_id: id, status: "idle" as const };
+    })();
+  }
+
+  /** `GET /threads/:id`. */
+  view(p: Principal, threadId: string): Promise<ThreadView> {
+    seeThread(this.ctx, p, threadId);
+    return readThreadView(this.ctx, threadId);
+  }
+
+  /** The thread's latest run, for `GET …/stream`; null before its first. */
+  latestRun(p: Principal, threadId: string): string | null {
+    return seeThread(this.ctx, p, threadId).latest_run_id;
+  }
+
+  /** `GET /threads`: `p`'s own threads (every thread for an admin), most recently active first. */
+  list(p: Principal, limit: number, cursor: string | undefined): ThreadList {
+    const after = cursor === undefined ? undefined : decodeCursor(cursor);
+    const owner = this.ctx.access.owns(p, "\u0000no-one") ? null : p.sub; // admins (and auth off) see all
+    const rows = this.ctx.store.threads.list(owner, limit + 1, after);
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
+    return {
+      items: page.map(summary),
+      next_cursor: rows.length > limit && last ? encodeCursor(last) : null,
+    };
+  }
+
+  /** `GET /threads/:id/audit`: readable by whoever may read the thread. */
+  audit(p: Principal, threadId: string): AuditTrail {
+    seeThread(this.ctx, p, threadId);
+    return { thread_id: threadId, entries: this.ctx.store.audit.list(threadId) };
+  }
+
+  /** `GET /approvals`: every open interrupt `p` may decide as a whole, soonest deadline first. */
+  approvals(p: Principal): ApprovalList {
+    const { access, store } = this.ctx;
+    const items = store.interrupts
+      .listOpen(Date.now())
+      .filter((r) => access.mayDecideAll(p, r.owner, r.calls.map((c) => c.policy)))
+      .map((r) => {
+        const { thread_id, interrupt_id, calls, expires_at } = interruptPayload(r);
+        return { thread_id, interrupt_id, calls, expires_at, requested_by: r.owner };
+      });
+    return { items };
+  }
+}
+
+function summary(t: ThreadRow) {
+  return {
+    thread_id: t.thread_id,
+    status: t.status,
+    last_outcome: t.last_outcome,
+    created_at: new Date(t.created_at).toISOString(),
+    updated_at: new Date(t.updated_at).toISOString(),
+    title: t.title,
+  };
+}
+
+function encodeCursor(t: ThreadRow): string {
+  return Buffer.from(JSON.stringify([t.updated_at, t.thread_id])).toString("base64url");
+}
+
+function decodeCursor(cursor: string): { updatedAt: number; threadId: string } {
+  try {
+    const [updatedAt, threadId] = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown[];
+    if (Number.isSafeInteger(updatedAt) && typeof threadId === "string") return { updatedAt: updatedAt as number, threadId };
+  } catch {
+    // falls through to the refusal below: a cursor is ours or it is invalid
+  }
+  throw new AppError("invalid_request", "cursor is not one this server gave out");
+}
