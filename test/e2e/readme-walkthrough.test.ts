@@ -2,36 +2,69 @@ import { execFile } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { REPO_ROOT, type ServerProcess, startServer } from "../helpers/server-process.js";
 import { openDb } from "../helpers/sqlite.js";
 
-// The README's walkthrough, pasted into bash as written, against the demo model.
-let server: ServerProcess;
-beforeAll(async () => {
-  server = await startServer({ MODEL: undefined, OPENAI_API_KEY: undefined, DEMO_TOKEN_DELAY_MS: "0" });
-});
-afterAll(async () => server?.kill());
+// The README's walkthroughs, pasted into bash as written, against the demo model.
+const readme = () => fs.readFileSync(path.join(REPO_ROOT, "README.md"), "utf8");
 
-function walkthrough(): string {
-  const readme = fs.readFileSync(path.join(REPO_ROOT, "README.md"), "utf8");
-  const block = /<!-- walkthrough:start -->\s*```bash\n([\s\S]*?)```\s*<!-- walkthrough:end -->/.exec(readme);
-  if (!block) throw new Error("README has no walkthrough block");
-  return block[1]!;
+function block(name: string): string {
+  const found = new RegExp(`<!-- ${name}:start -->\\s*\`\`\`bash\\n([\\s\\S]*?)\`\`\`\\s*<!-- ${name}:end -->`).exec(readme());
+  if (!found) throw new Error(`README has no ${name} block`);
+  return found[1]!;
 }
 
-it("the README walkthrough streams an interrupt, then the approved refund", async () => {
-  const script = walkthrough().replaceAll("localhost:8787", new URL(server.url).host);
-  const { stdout } = await promisify(execFile)("bash", ["-euo", "pipefail", "-c", script], { timeout: 20_000 });
-  const interruptAt = stdout.indexOf("event: interrupt");
-  expect(interruptAt).toBeGreaterThan(0);
-  expect(stdout.indexOf('"status":"waiting_human"')).toBeGreaterThan(interruptAt);
-  expect(stdout).toContain("event: done");
-  expect(stdout).toContain('"message":"Done: refunded $5.00 on A-1002."');
-  const db = openDb(server.dataDir);
-  try {
-    expect(db.rows("refunds")).toMatchObject([{ order_id: "A-1002", amount_cents: 500 }]);
-  } finally {
-    db.close();
-  }
+const servers: ServerProcess[] = [];
+afterAll(async () => {
+  await Promise.all(servers.map((s) => s.kill()));
+});
+
+async function demoServer(env: Record<string, string> = {}): Promise<ServerProcess> {
+  const server = await startServer({ MODEL: undefined, OPENAI_API_KEY: undefined, DEMO_TOKEN_DELAY_MS: "0", ...env });
+  servers.push(server);
+  return server;
+}
+
+async function runBlock(name: string, server: ServerProcess): Promise<string> {
+  const script = block(name).replaceAll("localhost:8787", new URL(server.url).host);
+  return (await promisify(execFile)("bash", ["-euo", "pipefail", "-c", script], { timeout: 20_000 })).stdout;
+}
+
+describe("README walkthroughs", () => {
+  it("with no auth: streams an interrupt, then the approved refund", async () => {
+    const server = await demoServer();
+    const stdout = await runBlock("walkthrough", server);
+    const interruptAt = stdout.indexOf("event: interrupt");
+    expect(interruptAt).toBeGreaterThan(0);
+    expect(stdout.indexOf('"status":"waiting_human"')).toBeGreaterThan(interruptAt);
+    expect(stdout).toContain("event: done");
+    expect(stdout).toContain('"message":"Done: refunded $5.00 on A-1002."');
+    const db = openDb(server.dataDir);
+    try {
+      expect(db.rows("refunds")).toMatchObject([{ order_id: "A-1002", amount_cents: 500 }]);
+    } finally {
+      db.close();
+    }
+  });
+
+  it("with two tokens: the requester is refused, the approver approves with an edit, the audit says who", async () => {
+    // The tokens exactly as the README starts the server with them.
+    const tokens = /AUTH_TOKENS='([^']+)' npm start/.exec(readme())?.[1];
+    expect(tokens, "README shows how to start with AUTH_TOKENS").toBeDefined();
+    const server = await demoServer({ AUTH_TOKENS: tokens! });
+    const stdout = await runBlock("four-eyes", server);
+    expect(stdout).toContain("event: interrupt");
+    expect(stdout).toMatch(/\{"error":\{"code":"forbidden"/);
+    expect(stdout).toMatch(/"requested_by":"alice"/);
+    expect(stdout).toMatch(/event: tool_result\n.*"edited":true/);
+    expect(stdout).toMatch(/"decision":"edited","by":"ops"/);
+    expect(stdout).toMatch(/"executed":\{"status":"ok"/);
+    const db = openDb(server.dataDir);
+    try {
+      expect(db.rows("refunds")).toMatchObject([{ order_id: "A-1002", amount_cents: 250 }]);
+    } finally {
+      db.close();
+    }
+  });
 });
