@@ -4,25 +4,5 @@ export { openEventStream, type EventStream, type EventStreamSource } from "./eve
 export { readSse, type SseMessage } from "./sse-reader.js";
 export { parseEvent } from "./parse-event.js";
 export { backoffDelay, DEFAULT_RECONNECT, type ReconnectOptions, type ReconnectPolicy } from "./backoff.js";
-export type {
-  ApprovalItem,
-  ApprovalList,
-  AuditDecision,
-  AuditEntry,
-  AuditTrail,
-  CreateThreadBody,
-  Decision,
-  LastOutcome,
-  ListThreadsOptions,
-  Me,
-  PendingCall,
-  RunOptions,
-  StreamOptions,
-  ThreadList,
-  ThreadMessage,
-  ThreadStatus,
-  ThreadSummary,
-  ThreadToolCall,
-  ThreadView,
-  TokenSource,
-} from "./types.js";
+// The resource and option types (one list, in types.ts).
+export type * from "./types.js";
