@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { type AuthSettings, type Principal, ROLES } from "./auth/index.js";
+import { ANONYMOUS, type AuthSettings, type Principal, ROLES } from "./auth/index.js";
 
 /** A configuration the server must not start with; `main` prints its one-line message and exits 2. */
 export class ConfigError extends Error {
@@ -19,7 +19,11 @@ const authTokens = z
   .pipe(
     z.record(
       z.string().min(8, "a token must be at least 8 characters"),
-      z.object({ sub: z.string().min(1).max(256), roles: z.array(z.enum(ROLES)) }),
+      z.object({
+        // `anonymous` owns every thread made with auth off: no real principal may be it.
+        sub: z.string().min(1).max(256).refine((sub) => sub !== ANONYMOUS.sub, "the sub 'anonymous' is reserved"),
+        roles: z.array(z.enum(ROLES)),
+      }),
       { error: 'must map tokens to principals: {"<token>": {"sub": "alice", "roles": ["user"]}}' },
     ),
   );
@@ -97,6 +101,11 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       ? { jwt: { jwksUrl: e.AUTH_JWKS_URL, issuer: e.AUTH_ISSUER, audience: e.AUTH_AUDIENCE, rolesClaim: e.AUTH_ROLES_CLAIM } }
       : {}),
   };
+  // A provider's keys sign tokens for all its apps: without an audience, a token minted for
+  // another app (maybe with its own "admin" role) would be accepted here.
+  if (e.AUTH_JWKS_URL && !e.AUTH_AUDIENCE) {
+    throw new ConfigError("AUTH_JWKS_URL needs AUTH_AUDIENCE: the audience your identity provider puts in tokens meant for tollgate");
+  }
   // Without auth, anyone who reaches the port may approve anything: only this machine may.
   if (!auth.tokens && !auth.jwt && !LOOPBACK.test(e.HOST) && e.TOLLGATE_INSECURE_NO_AUTH !== "1") {
     throw new ConfigError(

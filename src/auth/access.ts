@@ -6,6 +6,8 @@ export interface ThreadFacts {
   owner: string;
   /** Policies of the calls in its open interrupt (empty when none is open). */
   openPolicies: readonly ApprovalPolicy[];
+  /** Who sent the message that led to the open interrupt. */
+  openRequester: string | null;
   /** Whether the caller decided an interrupt of this thread before. */
   decidedByCaller: () => boolean;
 }
@@ -37,18 +39,20 @@ export class Access {
   }
 
   /**
-   * May `p` decide one call of this policy on a thread owned by `owner`? `owner`: the owner or an
-   * approver. `approver`: an approver or admin who is not the owner, whatever their roles (four eyes).
+   * May `p` decide one call of this policy on a thread owned by `owner`, asked for in a turn that
+   * `requester` started? `owner`: the owner or an approver. `approver`: an approver or admin who is
+   * neither the owner nor the requester (an admin may write to others' threads), whatever their
+   * roles: four eyes.
    */
-  mayDecide(p: Principal, owner: string, policy: ApprovalPolicy): boolean {
+  mayDecide(p: Principal, owner: string, policy: ApprovalPolicy, requester: string | null = null): boolean {
     if (!this.enforced) return true;
     const approver = hasRole(p, "approver") || hasRole(p, "admin");
-    return policy === "approver" ? approver && p.sub !== owner : approver || p.sub === owner;
+    return policy === "approver" ? approver && p.sub !== owner && p.sub !== requester : approver || p.sub === owner;
   }
 
   /** An interrupt is decided as a whole: `p` must be allowed every call in it. */
-  mayDecideAll(p: Principal, owner: string, policies: readonly ApprovalPolicy[]): boolean {
-    return policies.every((policy) => this.mayDecide(p, owner, policy));
+  mayDecideAll(p: Principal, owner: string, policies: readonly ApprovalPolicy[], requester: string | null = null): boolean {
+    return policies.every((policy) => this.mayDecide(p, owner, policy, requester));
   }
 
   /**
@@ -58,7 +62,7 @@ export class Access {
   maySee(p: Principal, t: ThreadFacts): boolean {
     if (this.owns(p, t.owner)) return true;
     if (!hasRole(p, "approver")) return false;
-    if (t.openPolicies.length > 0 && this.mayDecideAll(p, t.owner, t.openPolicies)) return true;
+    if (t.openPolicies.length > 0 && this.mayDecideAll(p, t.owner, t.openPolicies, t.openRequester)) return true;
     return t.decidedByCaller();
   }
 

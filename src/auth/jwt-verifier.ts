@@ -1,7 +1,7 @@
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from "jose";
 import type { Logger } from "../logger.js";
 import { AppError } from "../protocol/errors.js";
-import { isRole, type Principal, type Role } from "./principal.js";
+import { ANONYMOUS, isRole, type Principal, type Role } from "./principal.js";
 
 /** How JWTs are checked (auth on, token not a static one). */
 export interface JwtSettings {
@@ -92,6 +92,8 @@ export function createJwtVerifier(settings: JwtSettings, log: Logger): VerifyTok
       throw new AppError("unauthorized", message ?? NOT_VALID);
     }
     if (typeof payload.sub !== "string" || payload.sub === "") throw new AppError("unauthorized", "Token has no subject");
+    // `anonymous` owns what was made with auth off; a token must not become that owner.
+    if (payload.sub === ANONYMOUS.sub) throw new AppError("unauthorized", "Token subject 'anonymous' is reserved");
     return { sub: payload.sub, roles: rolesFrom(claimAt(payload, settings.rolesClaim)) };
   };
 }

@@ -29,12 +29,12 @@ export function openGate(
   edits: PreparedEdits,
   runId: string,
   now: number,
-): GateDecision[] {
+): OpenedGate {
   const { store } = ctx;
-  return store.db.transaction((): GateDecision[] => {
+  return store.db.transaction((): OpenedGate => {
     const thread = seeThread(ctx, p, threadId);
     const open = thread.status === "waiting_human" && thread.open_interrupt_id ? store.interrupts.get(thread.open_interrupt_id) : undefined;
-    if (open?.status === "waiting_human" && !ctx.access.mayDecideAll(p, thread.owner, open.calls.map((c) => c.policy))) {
+    if (open?.status === "waiting_human" && !ctx.access.mayDecideAll(p, thread.owner, open.calls.map((c) => c.policy), open.requester)) {
       throw new AppError("forbidden", forbiddenWhy(open, p, thread.owner));
     }
     const named = store.interrupts.get(interruptId);
@@ -59,8 +59,14 @@ export function openGate(
     if (!store.interrupts.transition(interruptId, to, gate)) throw new AppError("not_waiting", "This interrupt was already decided");
     if (!store.threads.claimWaiting(threadId, runId, true)) throw new AppError("thread_busy", "A run is already in flight on this thread");
     store.audit.append(auditRows(ctx, open, bound, p, now));
-    return gate;
+    return { decisions: gate, requester: open.requester ?? thread.owner };
   })();
+}
+
+/** The decisions bound for the graph, and whose message the continuation still answers. */
+export interface OpenedGate {
+  decisions: GateDecision[];
+  requester: string;
 }
 
 interface Bound {
@@ -99,8 +105,8 @@ function auditRows(ctx: RunContext, open: InterruptRecord, bound: Bound[], p: Pr
 
 function forbiddenWhy(open: InterruptRecord, p: Principal, owner: string): string {
   const fourEyes = open.calls.some((c) => c.policy === "approver");
-  return fourEyes && p.sub === owner
-    ? "Four eyes: a call here needs an approver other than the thread's owner; the owner may cancel"
+  return fourEyes && (p.sub === owner || p.sub === open.requester)
+    ? "Four eyes: a call here needs an approver other than the one who asked for it; the owner may cancel"
     : "You may not decide every call of this interrupt";
 }
 

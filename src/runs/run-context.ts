@@ -24,6 +24,8 @@ export interface ActiveRun {
   onDisconnect: "cancel" | "continue";
   /** How it ended, once it has. */
   outcome?: string;
+  /** Who sent the message this run continues: an interrupt it opens is theirs to not approve (four eyes). */
+  requester: string;
   /** For a resume: its interrupt and the calls it approved (a failed write must not use them up). */
   resume?: { interruptId: string; approved: string[] };
 }

@@ -44,6 +44,7 @@ export async function finishNormally(ctx: RunContext, run: ActiveRun, end: Graph
         })),
       created_at: now,
       expires_at: now + ctx.settings.approvalTtlMs,
+      requester: run.requester,
     };
     const event: EventBody = { type: "interrupt", ...interruptPayload({ ...record, status: "waiting_human", decided_at: null }) };
     commitEnd(ctx, run, event, "interrupted", () => {

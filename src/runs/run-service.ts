@@ -47,7 +47,7 @@ export class RunService {
     })();
     // An id of its own, so a repair can move or replace it like any other stored message.
     const input: AgentUpdate = { messages: [new HumanMessage({ id: randomUUID(), content: message })], rounds: 0, closed: false };
-    return this.launch(threadId, runId, onDisconnect, input, {});
+    return this.launch(threadId, runId, p.sub, onDisconnect, input, {});
   }
 
   /**
@@ -81,13 +81,14 @@ export class RunService {
     onDisconnect: "cancel" | "continue",
   ): ActiveRun {
     const runId = randomUUID();
-    const bound = this.ctx.store.db.transaction(() => {
-      const gate = openGate(this.ctx, p, threadId, interruptId, decisions, edits, runId, Date.now());
+    const gate = this.ctx.store.db.transaction(() => {
+      const opened = openGate(this.ctx, p, threadId, interruptId, decisions, edits, runId, Date.now());
       this.ctx.store.runs.start(runId, threadId, "resume");
-      return gate;
+      return opened;
     })();
-    const resume = { interruptId, approved: bound.filter((d) => d.approved).map((d) => d.call_id) };
-    return this.launch(threadId, runId, onDisconnect, null, { decisions: bound }, resume);
+    const resume = { interruptId, approved: gate.decisions.filter((d) => d.approved).map((d) => d.call_id) };
+    // The continuation still answers the same person's message: calls it asks for next are theirs too.
+    return this.launch(threadId, runId, gate.requester, onDisconnect, null, { decisions: gate.decisions }, resume);
   }
 
   /**
@@ -164,6 +165,7 @@ export class RunService {
   private launch(
     threadId: string,
     runId: string,
+    requester: string,
     onDisconnect: "cancel" | "continue",
     input: AgentUpdate | null,
     configurable: Record<string, unknown>,
@@ -171,7 +173,7 @@ export class RunService {
   ): ActiveRun {
     // Registered in the same tick as the claim: a cancel arriving next finds it.
     const log = new RunLog(runId, this.ctx.persister);
-    const run: ActiveRun = { runId, threadId, log, controller: new AbortController(), done: Promise.resolve(), onDisconnect, resume };
+    const run: ActiveRun = { runId, threadId, log, controller: new AbortController(), done: Promise.resolve(), onDisconnect, requester, resume };
     this.ctx.active.set(threadId, run);
     this.ctx.live.set(runId, log);
     run.done = executeRun(this.ctx, run, input, configurable);

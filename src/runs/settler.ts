@@ -153,8 +153,17 @@ async function settleState(ctx: RunContext, o: Orphan): Promise<void> {
   if (runId) ctx.persister.flushOrThrow();
   if (holds && o.reopen && (await untouched(ctx, o.threadId, o.reopen.approved))) {
     store.db.transaction(() => {
-      store.interrupts.reopen(o.reopen!.interruptId);
-      store.threads.release(o.threadId, o.holderId, "waiting_human", null, o.reopen!.interruptId);
+      const interruptId = o.reopen!.interruptId;
+      store.interrupts.reopen(interruptId);
+      store.threads.release(o.threadId, o.holderId, "waiting_human", null, interruptId);
+      // The trail must not keep a decision that never took effect as the last word on its calls.
+      const at = Date.now();
+      store.audit.append(
+        (store.interrupts.get(interruptId)?.calls ?? []).map((c) => ({
+          thread_id: o.threadId, interrupt_id: interruptId, call_id: c.call_id, tool: c.name, args_hash: c.audit_hash,
+          decision: "superseded", by: null, reason: "decision not applied (the database refused the run); waiting for a new one", at,
+        })),
+      );
       if (runId) endRun(ctx, runId, o, []);
     })();
     return;

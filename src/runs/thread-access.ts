@@ -9,6 +9,7 @@ export function threadFacts(ctx: RunContext, t: ThreadRow, p: Principal): Thread
   return {
     owner: t.owner,
     openPolicies: open?.status === "waiting_human" ? open.calls.map((c) => c.policy) : [],
+    openRequester: open?.requester ?? null,
     decidedByCaller: () => ctx.store.audit.decidedBy(t.thread_id, p.sub),
   };
 }

@@ -68,7 +68,7 @@ export class ThreadService {
     const { access, store } = this.ctx;
     const items = store.interrupts
       .listOpen(Date.now())
-      .filter((r) => access.mayDecideAll(p, r.owner, r.calls.map((c) => c.policy)))
+      .filter((r) => access.mayDecideAll(p, r.owner, r.calls.map((c) => c.policy), r.requester))
       .map((r) => {
         const { thread_id, interrupt_id, calls, expires_at } = interruptPayload(r);
         return { thread_id, interrupt_id, calls, expires_at, requested_by: r.owner };

@@ -31,6 +31,7 @@ export const resumeBody = z.object({
         edited_args: z.record(z.string(), z.unknown()).optional(),
       })
       .refine((d) => d.edited_args === undefined || d.approved, "edited_args is only allowed with approved: true"),
-  ),
+  )
+    .refine((ds) => new Set(ds.map((d) => d.call_id)).size === ds.length, "two decisions name the same call_id"),
   on_disconnect: onDisconnect,
 });

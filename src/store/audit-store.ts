@@ -55,13 +55,16 @@ export class AuditStore {
         `INSERT INTO audit (thread_id, interrupt_id, call_id, tool, args_hash, edited_args_hash, decision, by_sub, reason, run_args_hash, at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
-      // Execution comes from the ledger when read, matched on the arguments that were to run: a
-      // call id the model reused in a later turn must not borrow an earlier call's execution.
+      // Execution comes from the ledger when read, matched on the arguments that were to run (a
+      // call id the model reused in a later turn must not borrow an earlier call's execution), and
+      // only for a call's last row in its interrupt (a decision that was voided and made again).
       list: db.prepare<[string], Row>(
         `SELECT a.interrupt_id, a.call_id, a.tool, a.args_hash, a.edited_args_hash, a.decision, a.by_sub, a.reason, a.at,
                 l.status AS ledger_status, l.outcome AS ledger_outcome, l.started_at, l.settled_at
          FROM audit a LEFT JOIN ledger l
            ON a.run_args_hash IS NOT NULL AND l.key = a.thread_id || ':' || a.call_id AND l.args_hash = a.run_args_hash
+              AND a.id = (SELECT MAX(b.id) FROM audit b
+                          WHERE b.thread_id = a.thread_id AND b.interrupt_id = a.interrupt_id AND b.call_id = a.call_id)
          WHERE a.thread_id = ? ORDER BY a.id`,
       ),
       decidedBy: db.prepare<[string, string], { one: number }>(
@@ -70,8 +73,13 @@ export class AuditStore {
     };
     // Made once per database and kept, so hashes stay comparable across restarts. INSERT OR IGNORE
     // then read: two processes sharing the file agree on one key.
-    db.prepare("INSERT OR IGNORE INTO tollgate_meta (key, value) VALUES (?, ?)").run(KEY_NAME, randomBytes(32).toString("base64"));
-    const stored = db.prepare<[string], { value: string }>("SELECT value FROM tollgate_meta WHERE key = ?").get(KEY_NAME)!;
+    const read = db.prepare<[string], { value: string }>("SELECT value FROM tollgate_meta WHERE key = ?");
+    // A write only the first time: later starts must not need the write lock (Studio may hold it).
+    let stored = read.get(KEY_NAME);
+    if (!stored) {
+      db.prepare("INSERT OR IGNORE INTO tollgate_meta (key, value) VALUES (?, ?)").run(KEY_NAME, randomBytes(32).toString("base64"));
+      stored = read.get(KEY_NAME)!;
+    }
     this.key = Buffer.from(stored.value, "base64");
   }
 

@@ -34,7 +34,8 @@ function addMissingColumns(db: Db): void {
       if (!has) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${definition}`);
     }
     db.exec(LATE_INDEXES);
-  })();
+  }).immediate(); // the write lock first: a read then an ALTER could race another process starting
+
 }
 
 /**

@@ -20,6 +20,8 @@ export interface InterruptRecord {
   created_at: number;
   expires_at: number;
   decided_at: number | null;
+  /** Who sent the message that led to these calls (null in records of older versions). */
+  requester: string | null;
 }
 
 interface Row extends Omit<InterruptRecord, "calls"> {
@@ -27,12 +29,13 @@ interface Row extends Omit<InterruptRecord, "calls"> {
 }
 
 /**
- * Calls stored by an older version read as what they were then: the owner decides, no edits, and
- * an audit hash keyed over the stored plain hash (the arguments themselves are not at hand).
+ * Calls stored by an older version, before policies: they need an approver (fail closed: the tool's
+ * policy then is not known here), allow no edits, and get an audit hash keyed over the stored
+ * plain hash (the arguments themselves are not at hand).
  */
 function fromRow(r: Row, keyedHash: (v: unknown) => string): InterruptRecord {
   const calls = (JSON.parse(r.calls) as Array<Partial<InterruptCall> & Pick<InterruptCall, "call_id" | "name" | "args" | "args_hash">>).map(
-    (c): InterruptCall => ({ policy: "owner", editable: false, args_schema: {}, audit_hash: c.audit_hash ?? keyedHash({ args_hash: c.args_hash }), ...c }),
+    (c): InterruptCall => ({ policy: "approver", editable: false, args_schema: {}, audit_hash: c.audit_hash ?? keyedHash({ args_hash: c.args_hash }), ...c }),
   );
   return { ...r, calls };
 }
@@ -53,7 +56,7 @@ export class InterruptStore {
   ) {
     this.q = {
       insert: db.prepare(
-        "INSERT INTO interrupts (interrupt_id, thread_id, run_id, calls, status, created_at, expires_at) VALUES (?, ?, ?, ?, 'waiting_human', ?, ?)",
+        "INSERT INTO interrupts (interrupt_id, thread_id, run_id, calls, status, created_at, expires_at, requester) VALUES (?, ?, ?, ?, 'waiting_human', ?, ?, ?)",
       ),
       get: db.prepare<[string], Row>("SELECT * FROM interrupts WHERE interrupt_id = ?"),
       transition: db.prepare(
@@ -76,7 +79,7 @@ export class InterruptStore {
   }
 
   create(r: Omit<InterruptRecord, "status" | "decided_at">): void {
-    this.q.insert.run(r.interrupt_id, r.thread_id, r.run_id, JSON.stringify(r.calls), r.created_at, r.expires_at);
+    this.q.insert.run(r.interrupt_id, r.thread_id, r.run_id, JSON.stringify(r.calls), r.created_at, r.expires_at, r.requester);
   }
 
   get(interruptId: string): InterruptRecord | undefined {

@@ -50,7 +50,9 @@ CREATE TABLE IF NOT EXISTS interrupts (
   created_at INTEGER NOT NULL,
   expires_at INTEGER NOT NULL,
   decided_at INTEGER,
-  decisions TEXT
+  decisions TEXT,
+  -- who sent the message whose turn asked for these calls (four eyes binds them too)
+  requester TEXT
 );
 CREATE INDEX IF NOT EXISTS interrupts_waiting ON interrupts(status, expires_at);
 CREATE INDEX IF NOT EXISTS interrupts_thread ON interrupts(thread_id);
@@ -104,6 +106,7 @@ CREATE TABLE IF NOT EXISTS tollgate_meta (
 export const ADDED_COLUMNS: ReadonlyArray<{ table: string; column: string; definition: string }> = [
   { table: "threads", column: "owner", definition: "TEXT NOT NULL DEFAULT 'anonymous'" },
   { table: "threads", column: "title", definition: "TEXT" },
+  { table: "interrupts", column: "requester", definition: "TEXT" },
 ];
 
 export const LATE_INDEXES = `

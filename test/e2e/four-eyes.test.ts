@@ -7,9 +7,11 @@ import { call, expectNoStackTraces, only, type Stack, startStack, terminal, thre
 const TOKENS = {
   "tok-alice-0001": { sub: "alice", roles: ["user"] },
   "tok-ops-000001": { sub: "ops", roles: ["approver"] },
+  "tok-root-00001": { sub: "root", roles: ["admin"] },
 };
 const AS_ALICE = { authorization: "Bearer tok-alice-0001" };
 const AS_OPS = { authorization: "Bearer tok-ops-000001" };
+const AS_ROOT = { authorization: "Bearer tok-root-00001" };
 
 let s: Stack;
 let ops: TollgateClient;
@@ -66,6 +68,22 @@ describe("four eyes", () => {
     expect((await ops.approvals()).items.map((i) => i.thread_id)).not.toContain(id);
     // The approver keeps read access to what it decided.
     expect((await ops.getThread(id)).owner).toBe("alice");
+  });
+
+  it("whoever asked for a refund cannot approve it, even an admin writing on someone else's thread", async () => {
+    const id = threadId("fe-admin");
+    s.model.push({ text: "hi" });
+    terminal(await s.client.run(id, "hello").collect(), "done"); // alice's thread
+    s.model.push({ toolCalls: [{ id: "fa9", name: "refund_order", args: REFUND }] });
+    const root = new TollgateClient({ baseUrl: s.server.url, token: "tok-root-00001" });
+    const intr = terminal(await root.run(id, "refund it").collect(), "interrupt");
+    const self = await resume(id, AS_ROOT, { interrupt_id: intr.interrupt_id, decisions: [{ call_id: "fa9", approved: true }] });
+    expect([self.status, self.json.error.code]).toEqual([403, "forbidden"]);
+    untouched(id, intr.interrupt_id);
+    expect((await root.approvals()).items.map((i) => i.thread_id)).not.toContain(id);
+    s.model.push({ text: "Refunded." });
+    terminal(await ops.resume(id, intr.interrupt_id, [{ call_id: "fa9", approved: true }]).collect(), "done");
+    expect(s.db.rows("refunds", "call_id = ?", "fa9")).toHaveLength(1);
   });
 
   it("the owner can always cancel; the approver cannot", async () => {

@@ -76,6 +76,7 @@ describe("JWTs verified against the identity provider's JWKS", () => {
       ["wrong audience", await token({}, { aud: "someone-else" })],
       ["wrong key", await token({ roles: ["admin"] }, { signer: strangerKey })],
       ["alg none", unsecured],
+      ["the reserved subject", await token({ sub: "anonymous", roles: ["admin"] })],
       ["garbage", "not-a-token-at-all"],
       ["three garbage parts", "aaa.bbb.ccc"],
       ["no header", undefined],
@@ -112,5 +113,11 @@ describe("start-up without auth", () => {
     }
     await expect(startServer({ AUTH_TOKENS: '{"short": {"sub": "a", "roles": ["user"]}}' })).rejects.toThrow(/code 2[\s\S]*AUTH_TOKENS/);
     await expect(startServer({ AUTH_TOKENS: '{"long-enough-token": {"sub": "a", "roles": ["root"]}}' })).rejects.toThrow(/code 2[\s\S]*AUTH_TOKENS/);
+    // `anonymous` owns every thread made with auth off: no token may become it.
+    await expect(startServer({ AUTH_TOKENS: '{"long-enough-token": {"sub": "anonymous", "roles": ["user"]}}' })).rejects.toThrow(
+      /code 2[\s\S]*reserved/,
+    );
+    // Without an audience, a token the provider minted for another app would be accepted.
+    await expect(startServer({ AUTH_JWKS_URL: jwksUrl })).rejects.toThrow(/code 2[\s\S]*AUTH_AUDIENCE/);
   });
 });

@@ -97,6 +97,13 @@ describe("a resume whose first write is refused", () => {
     const again = await (await post(t, "/threads/f2/resume", { interrupt_id: pending!.interrupt_id, decisions: [{ call_id: "c1", approved: true }] })).text();
     expect(terminals(again)).toEqual(["done"]);
     expect(effects).toEqual(["bob"]);
+    // The trail says the first approval never took effect; only the second one ran the call.
+    const entries = t.store.audit.list("f2");
+    expect(entries.map((e) => [e.decision, e.by, e.executed?.status])).toEqual([
+      ["approved", "anonymous", undefined],
+      ["superseded", null, undefined],
+      ["approved", "anonymous", "ok"],
+    ]);
   });
 });
 

@@ -10,7 +10,7 @@ afterEach(() => {
   for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
 });
 
-it("a database made before ownership opens with its threads owned by anonymous and its interrupts decidable by their owner", () => {
+it("a database made before ownership opens with its threads owned by anonymous and its open interrupts needing an approver", () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tollgate-migrate-"));
   dirs.push(dir);
   // The threads and interrupts tables as the previous version made them.
@@ -31,7 +31,7 @@ it("a database made before ownership opens with its threads owned by anonymous a
   try {
     expect(store.threads.get("old")).toMatchObject({ owner: "anonymous", title: null, status: "waiting_human" });
     const [call] = store.interrupts.get("i1")!.calls;
-    expect(call).toMatchObject({ policy: "owner", editable: false, args_schema: {} });
+    expect(call).toMatchObject({ policy: "approver", editable: false, args_schema: {} });
     expect(call!.audit_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(store.threads.list(null, 10).map((t) => t.thread_id)).toEqual(["old"]);
   } finally {
