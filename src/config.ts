@@ -59,6 +59,15 @@ const envSchema = z.object({
   AUTH_AUDIENCE: z.string().min(1).optional(),
   AUTH_ROLES_CLAIM: z.string().min(1).default("roles"),
   TOLLGATE_INSECURE_NO_AUTH: z.enum(["0", "1"]).default("0"),
+  /** Comma-separated `Host` names (any port) besides the loopback names and HOST itself. */
+  ALLOWED_HOSTS: z.string().optional(),
+  /** Comma-separated origins allowed to call cross-site (CORS on); none by default. */
+  CORS_ORIGINS: z.string().optional(),
+  /** Runs + resumes per principal per minute; 0 = off. Default 120 with auth, off without. */
+  RATE_LIMIT_RUNS_PER_MINUTE: z.coerce.number().int().min(0).optional(),
+  MAX_CONCURRENT_RUNS: intFrom(256, 1),
+  REQUEST_TIMEOUT_SECONDS: timerSeconds(30),
+  MAX_CONNECTIONS: intFrom(4096, 16),
   /** Test-only extra tools (slow/throwing); never set in production. */
   TOLLGATE_TEST_TOOLS: z.enum(["0", "1"]).default("0"),
 });
@@ -80,7 +89,27 @@ export interface Config {
   expirySweepMs: number;
   testTools: boolean;
   auth: AuthSettings;
+  limits: Limits;
+  /** Values that must never appear in a response, an event, a stored row or a log line. */
+  secrets: string[];
 }
+
+export interface Limits {
+  /** Lower-case host names a request's `Host` may name (any port); `/healthz` is exempt. */
+  allowedHosts: string[];
+  /** Origins allowed cross-site; empty = CORS off. */
+  corsOrigins: string[];
+  /** 0 = off. */
+  runsPerMinute: number;
+  maxConcurrentRuns: number;
+  requestTimeoutMs: number;
+  maxConnections: number;
+}
+
+const WILDCARD = /^(0\.0\.0\.0|::|\[::\])$/;
+const list = (v: string | undefined) => (v ?? "").split(",").map((x) => x.trim()).filter(Boolean);
+/** `[::1]` and `::1` name the same host; the Host header carries the bracketed form. */
+const hostName = (h: string) => (h.includes(":") && !h.startsWith("[") ? `[${h}]` : h).toLowerCase();
 
 const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|::1|\[::1\])$/i;
 
@@ -132,5 +161,16 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     expirySweepMs: e.EXPIRY_SWEEP_MS,
     testTools: e.TOLLGATE_TEST_TOOLS === "1",
     auth,
+    limits: {
+      allowedHosts: [
+        ...new Set(["localhost", "127.0.0.1", "[::1]", ...(WILDCARD.test(e.HOST) ? [] : [e.HOST]), ...list(e.ALLOWED_HOSTS)].map(hostName)),
+      ],
+      corsOrigins: list(e.CORS_ORIGINS).map((o) => o.replace(/\/+$/, "")),
+      runsPerMinute: e.RATE_LIMIT_RUNS_PER_MINUTE ?? (auth.tokens || auth.jwt ? 120 : 0),
+      maxConcurrentRuns: e.MAX_CONCURRENT_RUNS,
+      requestTimeoutMs: Math.round(e.REQUEST_TIMEOUT_SECONDS * 1000),
+      maxConnections: e.MAX_CONNECTIONS,
+    },
+    secrets: [e.OPENAI_API_KEY, ...(tokens?.keys() ?? [])].filter((v): v is string => typeof v === "string" && v.length >= 4),
   };
 }

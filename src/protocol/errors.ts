@@ -4,10 +4,14 @@
  */
 export const ERROR_STATUS = {
   invalid_request: 400,
+  /** The `Host` header names a host this server does not answer for (DNS rebinding). */
+  invalid_host: 400,
   /** Missing, unknown, expired or badly signed bearer token (auth on). */
   unauthorized: 401,
   /** The caller may see the thread but not do this (start runs, decide these calls, cancel). */
   forbidden: 403,
+  /** A cross-site request from an origin that is neither this server's nor in `CORS_ORIGINS`. */
+  forbidden_origin: 403,
   thread_not_found: 404,
   not_found: 404,
   thread_exists: 409,
@@ -16,10 +20,16 @@ export const ERROR_STATUS = {
   not_waiting: 409,
   stale_interrupt: 409,
   approval_expired: 410,
+  /** A POST body that is not `application/json`. */
+  unsupported_media_type: 415,
   unknown_call: 422,
+  /** Too many runs and resumes from one principal (`RATE_LIMIT_RUNS_PER_MINUTE`); see `Retry-After`. */
+  rate_limited: 429,
   model_error: 502,
   /** After SIGTERM, until the process exits: requests on kept-alive connections still arrive. */
   shutting_down: 503,
+  /** `MAX_CONCURRENT_RUNS` are in flight in this process; see `Retry-After`. */
+  overloaded: 503,
   /** The database is locked, full or failing; nothing was applied and a retry is safe. */
   storage_unavailable: 503,
   internal_error: 500,
