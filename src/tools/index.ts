@@ -1,7 +1,7 @@
 export { ABORT_SIGNAL_KEY, defineTool, throwIfAborted, toolContext } from "./tollgate-tool.js";
 export type { TollgateTool, ToolContext, ToolKind, ToolMeta } from "./tollgate-tool.js";
 export { ToolRegistry } from "./tool-registry.js";
-export { MASK, maskArgs } from "./mask-args.js";
+export { MASK, maskArgs, maskOutput, maskPaths } from "./mask-args.js";
 export { runToolCall, untilAborted, validateArgs } from "./run-tool-call.js";
 export type { ToolCallRequest, ToolOutcome } from "./run-tool-call.js";
 export { canonicalJson, hashArgs } from "./args-hash.js";

@@ -15,6 +15,11 @@ export interface TollgateTool {
   /** Dotted argument paths (e.g. "card.number") masked in every event and view. */
   sensitive?: readonly string[];
   /**
+   * Dotted paths into the tool's output, when it is a JSON object or array (e.g.
+   * "customer.email"), masked in every event and view. The model still reads the real output.
+   */
+  sensitiveOutput?: readonly string[];
+  /**
    * Who may approve a call (irreversible tools): `owner` — the thread's owner or an approver;
    * `approver` — only an approver who is not the thread's owner (four eyes). Default `owner`.
    */
@@ -26,12 +31,20 @@ export interface TollgateTool {
 export interface ToolMeta {
   kind: ToolKind;
   sensitive?: readonly string[];
+  sensitiveOutput?: readonly string[];
   policy?: ApprovalPolicy;
   editable?: boolean;
 }
 
 export function defineTool(tool: StructuredToolInterface, meta: ToolMeta): TollgateTool {
-  return { tool, kind: meta.kind, sensitive: meta.sensitive ?? [], policy: meta.policy ?? "owner", editable: meta.editable ?? false };
+  return {
+    tool,
+    kind: meta.kind,
+    sensitive: meta.sensitive ?? [],
+    sensitiveOutput: meta.sensitiveOutput ?? [],
+    policy: meta.policy ?? "owner",
+    editable: meta.editable ?? false,
+  };
 }
 
 /** What a tool receives besides its arguments. */

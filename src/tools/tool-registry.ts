@@ -2,7 +2,7 @@ import type { StructuredToolInterface } from "@langchain/core/tools";
 import { toJsonSchema } from "@langchain/core/utils/json_schema";
 import type { ApprovalPolicy, PendingCall } from "../protocol/index.js";
 import { MALFORMED_CALL_NAME } from "../../graphs/history.js";
-import { maskArgs } from "./mask-args.js";
+import { maskArgs, maskOutput } from "./mask-args.js";
 import type { TollgateTool, ToolKind } from "./tollgate-tool.js";
 
 /** The tools a graph serves, by name. Graph, adapter and views all read kinds and masks from here. */
@@ -64,8 +64,14 @@ export class ToolRegistry {
     };
   }
 
+  /** A call's arguments as people and logs see them: the tool's sensitive paths masked. */
   mask(name: string, args: Record<string, unknown>): Record<string, unknown> {
     return maskArgs(args, this.byName.get(name)?.sensitive ?? []);
+  }
+
+  /** A tool's output as people and logs see them: sensitive paths masked when it is JSON. */
+  maskOutput(name: string, output: string): string {
+    return maskOutput(output, this.byName.get(name)?.sensitiveOutput ?? []);
   }
 
   /** Plain LangChain tools, for `model.bindTools`. */

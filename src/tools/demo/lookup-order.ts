@@ -30,5 +30,6 @@ export function lookupOrderTool(db: DbSource): TollgateTool {
       schema: z.object({ order_id: z.string().describe("Order id, e.g. A-1001") }),
     },
   );
-  return defineTool(t, { kind: "read" });
+  // The customer's address is personal data: the model reads it, people and logs see it masked.
+  return defineTool(t, { kind: "read", sensitiveOutput: ["customer_email"] });
 }

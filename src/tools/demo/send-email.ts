@@ -25,6 +25,13 @@ export function sendEmailTool(db: DbSource): TollgateTool {
       schema: z.object({ to: z.email(), subject: z.string(), body: z.string() }),
     },
   );
-  // The requester may approve their own email, and fix its wording first.
-  return defineTool(t, { kind: "irreversible", policy: "owner", editable: true });
+  // The requester may approve their own email, and fix its wording first. Recipient and body are
+  // personal data: masked wherever people or logs see the call or its result.
+  return defineTool(t, {
+    kind: "irreversible",
+    policy: "owner",
+    editable: true,
+    sensitive: ["to", "body"],
+    sensitiveOutput: ["to"],
+  });
 }
