@@ -55,7 +55,8 @@ async function toolCallEvent(call: ToolCall, ai: AIMessage, registry: ToolRegist
   // Only calls that will really wait at the gate say so; bad ones fail at once instead.
   const gated =
     registry.needsApproval(call.name) && !unparsableError(ai, request.id) && (await validateArgs(registry, request)) === null;
-  return { type: "tool_call", call_id: request.id, name: call.name, args: registry.mask(call.name, call.args), needs_approval: gated };
+  // Real arguments: the run log masks them on their way out (`Redactor`), like every other event.
+  return { type: "tool_call", call_id: request.id, name: call.name, args: call.args, needs_approval: gated };
 }
 
 /** The `tool_result` for a ToolMessage, wherever it came from (graph node, cancel, expiry). */

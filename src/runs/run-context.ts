@@ -1,6 +1,7 @@
 import type { AgentGraph } from "../../graphs/agent.js";
 import type { Access } from "../auth/index.js";
 import type { Logger } from "../logger.js";
+import { createSecretScrubber, Redactor, type SecretScrubber } from "../ops/index.js";
 import type { Store } from "../store/index.js";
 import type { ToolRegistry } from "../tools/index.js";
 import { EventPersister } from "./event-persister.js";
@@ -39,6 +40,8 @@ export class RunContext {
   readonly persister: EventPersister;
   /** Hands back threads whose run or closer could not (a dead process, a refused write). */
   readonly settler: Settler;
+  /** Masks sensitive fields and scrubs secrets from every event and view that leaves. */
+  readonly redactor: Redactor;
 
   constructor(
     readonly graph: AgentGraph,
@@ -48,7 +51,10 @@ export class RunContext {
     readonly log: Logger,
     /** Who may see, run, decide and cancel what. */
     readonly access: Access,
+    /** The secrets to scrub (`config.secrets`); by default only what looks like a credential. */
+    scrubber: SecretScrubber = createSecretScrubber(),
   ) {
+    this.redactor = new Redactor(registry, scrubber);
     this.persister = new EventPersister(store.runs, (err, queued) =>
       log.warn("run event log write refused; kept for a retry", { queued, message: err instanceof Error ? err.message : String(err) }),
     );

@@ -2,11 +2,17 @@ import { type EventBody, TERMINAL_TYPES } from "../protocol/index.js";
 import type { LoggedEvent } from "../store/index.js";
 import type { EventPersister } from "./event-persister.js";
 
+/** What masks and scrubs an event before anyone sees it (see `Redactor`). */
+export interface EventRedactor {
+  event(body: EventBody): EventBody;
+}
+
 const terminal = new Set<string>(TERMINAL_TYPES);
 
 /**
- * The events of one live run, numbered from 0. Each is serialized once; the same string goes to
- * the database and to every listener. Listeners never slow the run: they read at their own pace.
+ * The events of one live run, numbered from 0. Each is redacted (sensitive fields masked, secrets
+ * scrubbed) and serialized once, here; the same string goes to the database and to every
+ * listener. Listeners never slow the run: they read at their own pace.
  */
 export class RunLog {
   private readonly events: LoggedEvent[] = [];
@@ -16,6 +22,7 @@ export class RunLog {
   constructor(
     readonly runId: string,
     private readonly persister: EventPersister,
+    private readonly redactor: EventRedactor,
   ) {}
 
   get isEnded(): boolean {
@@ -64,7 +71,8 @@ export class RunLog {
 
   private build(body: EventBody): LoggedEvent {
     if (this.ended) throw new Error(`run ${this.runId}: event '${body.type}' after the terminal event`);
-    const { type, ...rest } = body;
+    // The one exit: nothing unredacted is stored or published. Tokens skip it (free text, and hot).
+    const { type, ...rest } = body.type === "token" ? body : this.redactor.event(body);
     return { seq: this.events.length, type, data: JSON.stringify({ run_id: this.runId, ...rest }) };
   }
 

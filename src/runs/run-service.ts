@@ -172,7 +172,7 @@ export class RunService {
     resume?: ActiveRun["resume"],
   ): ActiveRun {
     // Registered in the same tick as the claim: a cancel arriving next finds it.
-    const log = new RunLog(runId, this.ctx.persister);
+    const log = new RunLog(runId, this.ctx.persister, this.ctx.redactor);
     const run: ActiveRun = { runId, threadId, log, controller: new AbortController(), done: Promise.resolve(), onDisconnect, requester, resume };
     this.ctx.active.set(threadId, run);
     this.ctx.live.set(runId, log);

@@ -188,9 +188,12 @@ function endRun(ctx: RunContext, runId: string, o: Orphan, results: EventBody[])
     // got still receives the terminal event.
     let seq = runs.maxSeq(runId) + MAX_UNFLUSHED + 1;
     const closing: EventBody = o.closing ?? { type: "error", code: "internal_error", message: "The server stopped during this run" };
+    // Written straight to the store, not through a RunLog: redacted here, the same as there.
     runs.append(
       runId,
-      [...results, closing].map(({ type, ...rest }) => ({ seq: seq++, type, data: JSON.stringify({ run_id: runId, ...rest }) })),
+      [...results, closing]
+        .map((e) => ctx.redactor.event(e))
+        .map(({ type, ...rest }) => ({ seq: seq++, type, data: JSON.stringify({ run_id: runId, ...rest }) })),
     );
   }
   runs.end(runId, "error");

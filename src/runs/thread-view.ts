@@ -3,7 +3,6 @@ import type { AgentStateType } from "../../graphs/state.js";
 import { outcomeOf } from "../../graphs/tool-messages.js";
 import { AppError, threadNotFound, type ThreadMessage, type ThreadView } from "../protocol/index.js";
 import { interruptPayload } from "../store/index.js";
-import type { ToolRegistry } from "../tools/index.js";
 import type { RunContext } from "./run-context.js";
 
 /** `GET /threads/:id`: status from the thread record, messages from the checkpoint, never from memory. */
@@ -11,7 +10,8 @@ export async function readThreadView(ctx: RunContext, threadId: string): Promise
   const t = ctx.store.threads.get(threadId);
   if (!t) throw threadNotFound(threadId);
   const state = await ctx.graph.getState({ configurable: { thread_id: threadId } });
-  const messages = ((state.values as Partial<AgentStateType>).messages ?? []).flatMap((m) => toWire(m, ctx.registry));
+  // Real values in the checkpoint; masked and scrubbed on their way out.
+  const messages = ((state.values as Partial<AgentStateType>).messages ?? []).flatMap(toWire).map((m) => ctx.redactor.message(m));
   const open = t.status === "waiting_human" && t.open_interrupt_id ? ctx.store.interrupts.get(t.open_interrupt_id) : undefined;
   return {
     thread_id: t.thread_id,
@@ -19,11 +19,11 @@ export async function readThreadView(ctx: RunContext, threadId: string): Promise
     last_outcome: t.last_outcome,
     owner: t.owner,
     messages,
-    pending: open ? interruptPayload(open) : null,
+    pending: open ? ctx.redactor.interrupt(interruptPayload(open)) : null,
   };
 }
 
-function toWire(m: BaseMessage, registry: ToolRegistry): ThreadMessage[] {
+function toWire(m: BaseMessage): ThreadMessage[] {
   if (HumanMessage.isInstance(m)) return [{ role: "user", content: m.text }];
   if (ToolMessage.isInstance(m)) {
     // The status a `tool_result` carried, so a page can rebuild its cards after a reload.
@@ -33,7 +33,7 @@ function toWire(m: BaseMessage, registry: ToolRegistry): ThreadMessage[] {
     ];
   }
   if (AIMessage.isInstance(m)) {
-    const calls = (m.tool_calls ?? []).map((c) => ({ id: c.id!, name: c.name, args: registry.mask(c.name, c.args) }));
+    const calls = (m.tool_calls ?? []).map((c) => ({ id: c.id!, name: c.name, args: c.args }));
     return [{ role: "assistant", content: m.text, ...(calls.length ? { tool_calls: calls } : {}) }];
   }
   return []; // system prompts are not part of the conversation

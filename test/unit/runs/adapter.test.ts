@@ -55,11 +55,11 @@ describe("adaptGraphStream", () => {
     ]);
   });
 
-  it("announces every call of an agent update, masking sensitive args and flagging only gated calls", async () => {
+  it("announces every call of an agent update with its real args (the run log masks them), flagging only gated calls", async () => {
     const events = await adapt([["updates", { agent: { messages: [batch], rounds: 1 } }]]);
     expect(events).toEqual([
       { type: "tool_call", call_id: "c1", name: "lookup", args: { id: "A-1" }, needs_approval: false },
-      { type: "tool_call", call_id: "c2", name: "pay", args: { to: "bob", card: { number: "***" }, cents: 5 }, needs_approval: true },
+      { type: "tool_call", call_id: "c2", name: "pay", args: { to: "bob", card: { number: "4242" }, cents: 5 }, needs_approval: true },
       // schema-invalid or unparsable irreversible calls fail at once instead of waiting for a person
       { type: "tool_call", call_id: "c3", name: "pay", args: { to: "bob" }, needs_approval: false },
       { type: "tool_call", call_id: "c4", name: "pay", args: {}, needs_approval: false },
