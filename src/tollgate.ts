@@ -3,6 +3,7 @@ import { compileAgentGraph } from "../graphs/agent.js";
 import type { Config } from "./config.js";
 import type { Logger } from "./logger.js";
 import { createModel } from "./model/index.js";
+import { createSecretScrubber, scrubbingLogger, type SecretScrubber } from "./ops/index.js";
 import { Access, createAuthenticator } from "./auth/index.js";
 import { ExpiryCloser, recoverInterruptedRuns, RunContext, RunService, ThreadService } from "./runs/index.js";
 import { createApp } from "./server/index.js";
@@ -24,6 +25,10 @@ export interface Tollgate {
   store: Store;
   runs: RunService;
   expiry: ExpiryCloser;
+  /** The logger everything here writes to: the one given, with every line scrubbed of secrets. */
+  log: Logger;
+  /** Scrubs `config.secrets` and credential-shaped strings from text on its way out. */
+  scrubber: SecretScrubber;
   /** Cancels runs in flight (reason `shutdown`), stops timers, closes the database. */
   close(): Promise<void>;
 }
@@ -33,7 +38,11 @@ export interface Tollgate {
  * in flight before anything is served. `main.ts` adds the socket and signal handling.
  */
 export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
-  const { config, log } = o;
+  const { config } = o;
+  // Every line anything here logs is scrubbed of the configured secrets (and credential-shaped
+  // strings) first: upstream errors echo API keys and bearer tokens.
+  const scrubber = createSecretScrubber(config.secrets);
+  const log = scrubbingLogger(o.log, scrubber);
   const store = openStore(config.dataDir);
   const tools = o.tools
     ? o.tools(store)
@@ -57,6 +66,7 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
     { approvalTtlMs: config.approvalTtlMs, maxRounds: config.maxRounds, eventRetentionRuns: config.eventRetentionRuns },
     log,
     access,
+    scrubber,
   );
   const recovered = await recoverInterruptedRuns(ctx);
   if (recovered) log.warn(`closed ${recovered} run(s) left in flight by the previous process`);
@@ -77,6 +87,8 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
     store,
     runs,
     expiry,
+    log,
+    scrubber,
     async close() {
       await runs.shutdown();
       await expiry.stop();

@@ -1,0 +1,110 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Stack, startStack, threadId, toolMessagesSeen } from "./support.js";
+
+// Secrets never leave the process, even when an upstream error echoes them: the model API key
+// (configured), a bearer token the upstream quotes back (caught by its shape), and the tokens
+// tollgate itself accepts (configured).
+const KEY = "sk-test-ABCDEFGH12345678";
+const UPSTREAM_BEARER = "upstream-9f8e7d6c5b4a";
+const ALICE = "tok-alice-5f2e9a1b7c";
+const SECRETS = [KEY, UPSTREAM_BEARER, ALICE];
+
+let s: Stack;
+beforeAll(async () => {
+  s = await startStack({
+    OPENAI_API_KEY: KEY,
+    AUTH_TOKENS: JSON.stringify({ [ALICE]: { sub: "alice", roles: ["user", "approver"] } }),
+  });
+});
+afterAll(async () => {
+  await s?.stop();
+});
+
+const auth = { authorization: `Bearer ${ALICE}` };
+
+async function post(path: string, body: unknown): Promise<string> {
+  const res = await fetch(s.server.url + path, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "text/event-stream", ...auth },
+    body: JSON.stringify(body),
+  });
+  expect(res.status).toBe(200);
+  return res.text();
+}
+
+async function get(path: string): Promise<string> {
+  const res = await fetch(s.server.url + path, { headers: auth });
+  expect(res.status, path).toBe(200);
+  return res.text();
+}
+
+function parseSse(text: string): Array<{ type: string; data: any }> {
+  return text
+    .split("\n\n")
+    .map((block) => [/^event: (.+)$/m.exec(block)?.[1], /^data: (.+)$/m.exec(block)?.[1]] as const)
+    .filter(([type, data]) => type && data)
+    .map(([type, data]) => ({ type: type!, data: JSON.parse(data!) }));
+}
+
+function expectNone(where: string, text: string): void {
+  for (const v of SECRETS) expect(text, `${where} shows ${v}`).not.toContain(v);
+}
+
+const storedFrames = () =>
+  (s.db.prepare("SELECT frames FROM run_event_batches").all() as Array<{ frames: string }>).map((r) => r.frames).join("\n");
+
+describe("secrets are scrubbed", () => {
+  it("a 401 that echoes the API key and an Authorization header: model_error, with neither in the event, the store, the log or any GET", async () => {
+    const id = threadId("secret-401");
+    s.model.push({
+      status: 401,
+      body: JSON.stringify({
+        error: {
+          message: `Incorrect API key provided: ${KEY}. Request headers: Authorization: Bearer ${UPSTREAM_BEARER}`,
+          type: "invalid_request_error",
+          code: "invalid_api_key",
+        },
+      }),
+    });
+    const sse = await post(`/threads/${id}/runs`, { message: "hello" });
+    const events = parseSse(sse);
+    const error = events.at(-1)!;
+    expect(error.type).toBe("error");
+    expect(error.data.code).toBe("model_error");
+    // Still says what went wrong, with the secrets cut out.
+    expect(error.data.message).toMatch(/401/);
+    expect(error.data.message).toContain("Incorrect API key provided: ***");
+    expect(error.data.message).toContain("Authorization: ***");
+    expectNone("the run's SSE", sse);
+
+    expectNone("run_event_batches", storedFrames());
+    expectNone("GET /threads/:id", await get(`/threads/${id}`));
+    expectNone("GET /threads", await get("/threads"));
+    const replay = await get(`/threads/${id}/stream`);
+    expect(replay).toContain("event: error");
+    expectNone("the stream replayed", replay);
+    // The failure is logged (once, with the run id), scrubbed.
+    expect(s.server.stderr() + s.server.stdout()).toMatch(/model call failed/);
+    expectNone("the server's stdout and stderr", s.server.stdout() + s.server.stderr());
+  });
+
+  it("a tool error echoing the key: the tool_result error and the thread view are scrubbed", async () => {
+    const id = threadId("secret-tool");
+    s.model.push(
+      { toolCalls: [{ id: "sx1", name: "explode", args: { message: `upstream refused key ${KEY} (Authorization: Bearer ${UPSTREAM_BEARER})` } }] },
+      { text: "That failed." },
+    );
+    const sse = await post(`/threads/${id}/runs`, { message: "try it" });
+    const result = parseSse(sse).find((e) => e.type === "tool_result")!.data;
+    expect(result).toMatchObject({ call_id: "sx1", status: "error" });
+    expect(result.error).toContain("upstream refused key ***");
+    expectNone("the run's SSE", sse);
+    expectNone("run_event_batches", storedFrames());
+    const view = await get(`/threads/${id}`);
+    expect(view).toContain("upstream refused key ***");
+    expectNone("GET /threads/:id", view);
+    expectNone("the server's stdout and stderr", s.server.stdout() + s.server.stderr());
+    // What the model reads is the tool's own words.
+    expect(toolMessagesSeen(s.model.requests.at(-1)!.body).get("sx1")).toContain(KEY);
+  });
+});
