@@ -1,7 +1,9 @@
 import { serve } from "@hono/node-server";
+import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { ConfigError, loadConfig } from "./config.js";
 import { consoleLogger } from "./logger.js";
+import { capConnections } from "./server/connection-cap.js";
 import { createTollgate } from "./tollgate.js";
 
 const SHUTDOWN_DEADLINE_MS = 5000;
@@ -13,11 +15,21 @@ async function main(): Promise<void> {
   process.on("unhandledRejection", (err) => log.error("unhandled rejection", { err }));
   const config = loadConfig(process.env);
   const tollgate = await createTollgate({ config, log });
-  const server = serve({ fetch: tollgate.app.fetch, port: config.port, hostname: config.host }, (info: AddressInfo) => {
+  const { requestTimeoutMs, maxConnections } = config.limits;
+  const serverOptions = {
+    // A request must arrive whole within this (headers and body); a stream already answering is
+    // not a request still arriving, so it is exempt. Checked every second, not Node's default 30.
+    requestTimeout: requestTimeoutMs,
+    headersTimeout: requestTimeoutMs,
+    connectionsCheckingInterval: 1000,
+  };
+  const server = serve({ fetch: tollgate.app.fetch, port: config.port, hostname: config.host, serverOptions }, (info: AddressInfo) => {
     // Tests and scripts wait for exactly this line.
     process.stdout.write(`tollgate listening on http://${config.host}:${info.port}\n`);
     log.info("ready", { model: config.model, data_dir: config.dataDir });
   });
+
+  capConnections(server as unknown as Server, maxConnections, log);
 
   let stopping = false;
   const stop = async (signal: NodeJS.Signals) => {

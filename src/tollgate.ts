@@ -5,7 +5,7 @@ import type { Logger } from "./logger.js";
 import { createModel } from "./model/index.js";
 import { createSecretScrubber, scrubbingLogger, type SecretScrubber } from "./ops/index.js";
 import { Access, createAuthenticator } from "./auth/index.js";
-import { ExpiryCloser, recoverInterruptedRuns, RunContext, RunService, ThreadService } from "./runs/index.js";
+import { ExpiryCloser, recoverInterruptedRuns, RunAdmission, RunContext, RunService, ThreadService } from "./runs/index.js";
 import { createApp } from "./server/index.js";
 import { openStore, type Store } from "./store/index.js";
 import { createDemoTools, ToolRegistry, type TollgateTool } from "./tools/index.js";
@@ -70,7 +70,8 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
   );
   const recovered = await recoverInterruptedRuns(ctx);
   if (recovered) log.warn(`closed ${recovered} run(s) left in flight by the previous process`);
-  const runs = new RunService(ctx);
+  const { limits } = config;
+  const runs = new RunService(ctx, new RunAdmission(limits.runsPerMinute, limits.maxConcurrentRuns, () => ctx.active.size));
   const expiry = new ExpiryCloser(ctx, config.expirySweepMs);
   expiry.start();
   const app = createApp({
@@ -78,6 +79,7 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
     threads: new ThreadService(ctx),
     auth,
     access,
+    edge: { allowedHosts: limits.allowedHosts, corsOrigins: limits.corsOrigins },
     log,
     heartbeatMs: config.heartbeatMs,
     databaseReadable: () => store.readable(),

@@ -46,6 +46,8 @@ export class AppError extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string,
+    /** For 429 and 503: when a retry may succeed, sent as `Retry-After`. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
     this.name = "AppError";

@@ -9,3 +9,4 @@ export { adaptGraphStream, toolResultEvent } from "./adapter.js";
 export type { GraphChunk } from "./adapter.js";
 export type { ResumeDecision } from "./resume-gate.js";
 export { ThreadService } from "./thread-service.js";
+export { RunAdmission } from "./run-admission.js";

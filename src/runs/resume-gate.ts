@@ -29,6 +29,8 @@ export function openGate(
   edits: PreparedEdits,
   runId: string,
   now: number,
+  /** The rate and concurrency limits: after 404 and 403, before 409/410/422. */
+  admit: () => void = () => {},
 ): OpenedGate {
   const { store } = ctx;
   return store.db.transaction((): OpenedGate => {
@@ -37,6 +39,7 @@ export function openGate(
     if (open?.status === "waiting_human" && !ctx.access.mayDecideAll(p, thread.owner, open.calls.map((c) => c.policy), open.requester)) {
       throw new AppError("forbidden", forbiddenWhy(open, p, thread.owner));
     }
+    admit();
     const named = store.interrupts.get(interruptId);
     if (named && named.thread_id === threadId) {
       const past = named.status === "expired" || (named.status === "waiting_human" && now >= named.expires_at);

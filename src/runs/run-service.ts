@@ -5,6 +5,7 @@ import { AppError, threadNotFound, type CancelReason } from "../protocol/index.j
 import type { Principal } from "../auth/index.js";
 import { type LoggedEvent, storageUnavailable, type ThreadStatus } from "../store/index.js";
 import { NO_EDITS, prepareEdits, type PreparedEdits } from "./edit-check.js";
+import { RunAdmission } from "./run-admission.js";
 import { closeInterrupt } from "./interrupt-closer.js";
 import { RunCancelled } from "./run-abort.js";
 import type { ActiveRun, RunContext } from "./run-context.js";
@@ -26,7 +27,11 @@ export interface CancelResult {
 export class RunService {
   private closing = false;
 
-  constructor(private readonly ctx: RunContext) {}
+  /** `admission`: the run-rate and concurrency limits (none when not given). */
+  constructor(
+    private readonly ctx: RunContext,
+    private readonly admission: RunAdmission = new RunAdmission(0, Number.POSITIVE_INFINITY, () => 0),
+  ) {}
 
   /**
    * A new user message from `p`. Creates the thread (owned by `p`) if needed. Someone else's thread
@@ -41,6 +46,7 @@ export class RunService {
       const thread = this.ctx.store.threads.ensure(threadId, p.sub);
       if (!this.ctx.access.owns(p, thread.owner)) throw threadNotFound(threadId);
       if (!this.ctx.access.mayStartRuns(p)) throw new AppError("forbidden", "Starting runs needs the role 'user'");
+      this.admission.admit(p.sub);
       this.ctx.store.threads.claimIdle(threadId, runId);
       this.ctx.store.threads.setTitle(threadId, message.replace(/\s+/g, " ").trim().slice(0, TITLE_CHARS));
       this.ctx.store.runs.start(runId, threadId, "message");
@@ -82,7 +88,7 @@ export class RunService {
   ): ActiveRun {
     const runId = randomUUID();
     const gate = this.ctx.store.db.transaction(() => {
-      const opened = openGate(this.ctx, p, threadId, interruptId, decisions, edits, runId, Date.now());
+      const opened = openGate(this.ctx, p, threadId, interruptId, decisions, edits, runId, Date.now(), () => this.admission.admit(p.sub));
       this.ctx.store.runs.start(runId, threadId, "resume");
       return opened;
     })();

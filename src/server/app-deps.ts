@@ -9,6 +9,8 @@ export interface AppDeps {
   /** Who is calling: `anonymous` with auth off. */
   auth: Authenticator;
   access: Access;
+  /** Which `Host` names and cross-site origins are answered. */
+  edge: { allowedHosts: readonly string[]; corsOrigins: readonly string[] };
   log: Logger;
   /** Whether the database answers a read, for `/healthz`. */
   databaseReadable(): boolean;

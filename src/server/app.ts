@@ -3,7 +3,9 @@ import { bodyLimit } from "hono/body-limit";
 import { AppError, ERROR_STATUS, type ErrorBody } from "../protocol/index.js";
 import { isStorageFault, storageUnavailable } from "../store/index.js";
 import type { AppDeps } from "./app-deps.js";
+import { hostGuard, jsonBodies, originGuard } from "./edge-guard.js";
 import { identityRoutes } from "./identity-routes.js";
+import { BodyAborted } from "./parse-body.js";
 import { authenticate } from "./principal-context.js";
 import { runsRoutes } from "./runs-routes.js";
 import { threadsRoutes } from "./threads-routes.js";
@@ -23,9 +25,13 @@ export function createApp(deps: AppDeps): Hono {
     return c.json({ ok: false, checks: { database: "unavailable" } }, 503);
   });
 
+  // The contract's order: invalid_host → forbidden_origin (and CORS) → 401 → 415 → 400 (body).
+  app.use(hostGuard(deps.edge.allowedHosts));
+  for (const guard of originGuard(deps.edge.corsOrigins)) app.use(guard);
   // Everything below needs a principal; with auth off, everyone is `anonymous`. Before the body
   // limit, so an unauthenticated client learns nothing from how its body is judged.
   app.use(authenticate(deps.auth));
+  app.use(jsonBodies());
   app.use(
     bodyLimit({
       maxSize: 256 * 1024,
@@ -42,14 +48,19 @@ export function createApp(deps: AppDeps): Hono {
   app.notFound((c) => c.json<ErrorBody>({ error: { code: "not_found", message: "No such endpoint" } }, 404));
 
   app.onError((err, c) => {
+    if (err instanceof BodyAborted) {
+      // The client left mid-upload: nobody reads this answer; one line, no stack.
+      deps.log.warn("request body aborted", { method: c.req.method, path: c.req.path.slice(0, 200), reason: err.message });
+      return c.json<ErrorBody>({ error: { code: "invalid_request", message: "The request body could not be read" } }, 400);
+    }
     if (isStorageFault(err)) {
       deps.log.warn("storage unavailable", { method: c.req.method, path: c.req.path, message: (err as Error).message });
       err = storageUnavailable();
     }
     if (err instanceof AppError) {
       const status = ERROR_STATUS[err.code];
-      // Every 503 is a "try again shortly": say when.
-      if (status === 503) c.header("Retry-After", String(RETRY_AFTER_SECONDS));
+      // Every 429 and 503 is a "try again shortly": say when.
+      if (status === 503 || status === 429) c.header("Retry-After", String(err.retryAfterSeconds ?? RETRY_AFTER_SECONDS));
       if (status === 401) c.header("WWW-Authenticate", 'Bearer realm="tollgate"');
       return c.json<ErrorBody>({ error: { code: err.code, message: err.message } }, status);
     }

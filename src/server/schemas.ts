@@ -5,9 +5,15 @@ export const MAX_MESSAGE_BYTES = 32 * 1024;
 
 export const threadIdSchema = z.string().regex(THREAD_ID, "thread_id must match [A-Za-z0-9_-]{1,128}");
 
+export const MAX_METADATA_BYTES = 8 * 1024;
+
 export const createThreadBody = z.object({
   thread_id: threadIdSchema.optional(),
-  metadata: z.record(z.string(), z.unknown()).optional(),
+  // Nesting is bounded for every body (parseBody); the size here, before it is ever stored.
+  metadata: z
+    .record(z.string(), z.unknown())
+    .refine((m) => Buffer.byteLength(JSON.stringify(m), "utf8") <= MAX_METADATA_BYTES, "metadata is larger than 8 KiB")
+    .optional(),
 });
 
 const onDisconnect = z.enum(["cancel", "continue"]).optional();

@@ -1,0 +1,78 @@
+import type { MiddlewareHandler } from "hono";
+import { cors } from "hono/cors";
+import { AppError } from "../protocol/index.js";
+
+/** The host part of a `Host` header, lower-cased, without its port (`[::1]:8787` → `[::1]`). */
+export function hostOf(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const h = header.trim().toLowerCase();
+  if (h.startsWith("[")) {
+    const end = h.indexOf("]");
+    return end > 0 ? h.slice(0, end + 1) : undefined;
+  }
+  const colon = h.indexOf(":");
+  return colon >= 0 ? h.slice(0, colon) : h;
+}
+
+/**
+ * DNS rebinding: a page on attacker.example whose name now resolves to 127.0.0.1 sends its
+ * requests here with `Host: attacker.example`. Only the names this server answers for pass.
+ */
+export function hostGuard(allowedHosts: readonly string[]): MiddlewareHandler {
+  const allowed = new Set(allowedHosts);
+  return async (c, next) => {
+    // In-process requests (app.request in tests) carry no Host header: their URL names the host.
+    const host = hostOf(c.req.header("host") ?? new URL(c.req.url).host);
+    if (!host || !allowed.has(host)) throw new AppError("invalid_host", "This server does not answer for that Host");
+    await next();
+  };
+}
+
+/**
+ * Cross-site requests: a browser names the page's origin in `Origin` (on every POST, and on
+ * cross-origin GETs). Anything but this server's own origin or one in `CORS_ORIGINS` is refused,
+ * body-less POSTs included, before a token or a body is looked at. With `CORS_ORIGINS` set, those
+ * origins also get CORS headers and preflight answers.
+ */
+export function originGuard(corsOrigins: readonly string[]): MiddlewareHandler[] {
+  const listed = new Set(corsOrigins);
+  const check: MiddlewareHandler = async (c, next) => {
+    const origin = c.req.header("origin");
+    if (origin !== undefined) {
+      const host = c.req.header("host") ?? new URL(c.req.url).host;
+      const own = origin === `http://${host}` || origin === `https://${host}`;
+      if (!own && !listed.has(origin)) throw new AppError("forbidden_origin", "Cross-site requests from this origin are not allowed");
+    }
+    await next();
+  };
+  if (listed.size === 0) return [check];
+  return [
+    check,
+    cors({
+      origin: [...listed],
+      allowMethods: ["GET", "POST", "OPTIONS"],
+      allowHeaders: ["authorization", "content-type", "accept", "last-event-id"],
+      exposeHeaders: ["X-Run-Id", "Retry-After", "WWW-Authenticate"],
+      maxAge: 600,
+    }),
+  ];
+}
+
+const JSON_TYPE = /^application\/json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
+
+/**
+ * A POST that carries a body must say it is JSON (UTF-8): a `text/plain` or form POST is what a
+ * page on another site can send without a CORS preflight. A POST without a body (cancel) passes.
+ */
+export function jsonBodies(): MiddlewareHandler {
+  return async (c, next) => {
+    if (c.req.method === "POST") {
+      const length = c.req.header("content-length");
+      const hasBody = (length !== undefined && length !== "0") || c.req.header("transfer-encoding") !== undefined;
+      if (hasBody && !JSON_TYPE.test(c.req.header("content-type") ?? "")) {
+        throw new AppError("unsupported_media_type", "A POST body must be application/json");
+      }
+    }
+    await next();
+  };
+}
