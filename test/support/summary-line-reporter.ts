@@ -8,14 +8,17 @@ export default class SummaryLineReporter implements Reporter {
   onTestRunEnd(modules: ReadonlyArray<TestModule>): void {
     const count = { passed: 0, failed: 0, skipped: 0 };
     for (const m of modules) {
+      let failedHere = 0;
       for (const t of m.children.allTests()) {
         const state = t.result().state;
         if (state === "passed") count.passed++;
-        else if (state === "failed") count.failed++;
+        else if (state === "failed") failedHere++;
         else count.skipped++;
       }
-      // A file that failed to load has no tests to count, but it did fail.
-      if (m.state() === "failed" && ![...m.children.allTests()].length) count.failed++;
+      // A file that failed to load, or whose beforeAll failed (its tests then show as skipped),
+      // failed even though no test did: count it once.
+      if (m.state() === "failed" && failedHere === 0) failedHere = 1;
+      count.failed += failedHere;
     }
     process.stdout.write(`\ntests: ${count.passed} passed, ${count.failed} failed, ${count.skipped} skipped\n`);
   }
