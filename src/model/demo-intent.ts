@@ -46,7 +46,9 @@ function amountCents(text: string): number | null {
 
 /**
  * The demo model's script: plain requests become tool calls, tool results become a summary.
- * Deterministic from the conversation, so a restarted server continues where it stopped.
+ * Deterministic from the conversation, so a restarted server continues where it stopped. It never
+ * repeats a sensitive value (the customer's email, an email's body) in its text: free text is not
+ * masked, so a value the tools mask would leak through the tokens.
  */
 export function nextDemoStep(messages: BaseMessage[]): DemoStep {
   const { request, results } = currentTurn(messages);
@@ -77,7 +79,7 @@ export function nextDemoStep(messages: BaseMessage[]): DemoStep {
     kind: "say",
     text:
       `Order ${orderId} is ${String(order.status)}. Total ${dollars(Number(order.total_cents))}, ` +
-      `refunded so far ${dollars(Number(order.refunded_cents))}. Customer: ${String(order.customer_email)}.`,
+      `refunded so far ${dollars(Number(order.refunded_cents))}. The customer's email address is on file.`,
   };
 }
 
@@ -101,7 +103,7 @@ function emailStep(request: string, orderId: string, order: Record<string, unkno
     const said = /\bthat\b\s+(.+)$/i.exec(request)?.[1] ?? `an update on your order ${orderId}.`;
     return {
       kind: "call",
-      text: `I'll email ${String(order.customer_email)}; that needs your approval.`,
+      text: `I'll email the customer of ${orderId}; that needs your approval.`,
       calls: [{
         name: "send_email",
         args: { to: order.customer_email, subject: `About your order ${orderId}`, body: `Hello, ${said}` },
@@ -109,6 +111,6 @@ function emailStep(request: string, orderId: string, order: Record<string, unkno
     };
   }
   const result = parseJson(done);
-  if (result) return { kind: "say", text: `Sent: the email to ${String(order.customer_email)} is in the outbox.` };
+  if (result) return { kind: "say", text: `Sent: the email to the customer of ${orderId} is in the outbox.` };
   return { kind: "say", text: `I did not send the email. ${String(done.content)}` };
 }

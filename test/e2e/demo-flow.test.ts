@@ -49,17 +49,34 @@ describe("MODEL=demo, offline", () => {
   it("lookup: answers from the order", async () => {
     const events = await client.run(threadId("demo-where"), "where is A-1001").collect();
     expect(terminal(events, "done").message).toBe(
-      "Order A-1001 is shipped. Total $49.99, refunded so far $0.00. Customer: ada@example.com.",
+      "Order A-1001 is shipped. Total $49.99, refunded so far $0.00. The customer's email address is on file.",
     );
+    // The address is masked in the lookup's result, so the model's own words must not repeat it.
+    expect(JSON.stringify(events)).not.toContain("ada@example.com");
   });
 
   it("email: rejected, nothing in the outbox, and the agent says so", async () => {
     const id = threadId("demo-email");
-    const intr = terminal(await client.run(id, "email the customer of A-1003 that it ships tomorrow").collect(), "interrupt");
-    expect(intr.calls[0]).toMatchObject({ name: "send_email", args: { to: "alan@example.com", body: "Hello, it ships tomorrow" } });
+    const events = await client.run(id, "email the customer of A-1003 that it ships tomorrow").collect();
+    const intr = terminal(events, "interrupt");
+    // Recipient and body are personal data: masked for people, real for the tool.
+    expect(intr.calls[0]).toMatchObject({ name: "send_email", args: { to: "***", subject: "About your order A-1003", body: "***" } });
+    expect(JSON.stringify(events)).not.toContain("alan@example.com");
     const resumed = await client.resume(id, intr.interrupt_id, [{ call_id: intr.calls[0]!.call_id, approved: false, reason: "wrong tone" }]).collect();
     expect(terminal(resumed, "done").message).toBe("I did not send the email. Rejected: wrong tone");
     expect(db.countRows("outbox")).toBe(0);
+  });
+
+  it("email approved: the outbox has the real address and body; no event shows either", async () => {
+    const id = threadId("demo-email-ok");
+    const events = await client.run(id, "email the customer of A-1004 that we are sorry for the delay").collect();
+    const intr = terminal(events, "interrupt");
+    const resumed = await client.resume(id, intr.interrupt_id, [{ call_id: intr.calls[0]!.call_id, approved: true }]).collect();
+    expect(terminal(resumed, "done").message).toBe("Sent: the email to the customer of A-1004 is in the outbox.");
+    expect(db.rows("outbox", "call_id = ?", intr.calls[0]!.call_id)).toMatchObject([{ to: "edsger@example.com", body: "Hello, we are sorry for the delay" }]);
+    const shown = JSON.stringify([events, resumed, await client.getThread(id)]);
+    expect(shown).not.toContain("edsger@example.com");
+    expect(shown).not.toContain("Hello, we are sorry for the delay");
   });
 
   it("anything else: a short help text", async () => {
