@@ -36,9 +36,9 @@ export async function checkInvariants(baseUrl: string, db: TestDb, model: FakeOp
     if (!req) continue;
     const problem = req.invalid ?? historyProblem(req.messages);
     if (problem) out.push({ thread: id, rule: "valid history", detail: problem });
-    const sent = new Set(req.messages.map((m) => `${m.role}|${m.tool_call_id ?? ""}|${typeof m.content === "string" ? m.content : ""}`));
+    const sent = req.messages.map((m) => `${m.role}|${m.tool_call_id ?? ""}|${typeof m.content === "string" ? m.content : ""}`);
     for (const m of shown) {
-      if (!sent.has(m)) out.push({ thread: id, rule: "GET is what the model sees", detail: `shown but not sent: ${m.slice(0, 120)}` });
+      if (!sent.some((s) => sameModuloMask(m, s))) out.push({ thread: id, rule: "GET is what the model sees", detail: `shown but not sent: ${m.slice(0, 120)}` });
     }
     const seen = new Map<string, string>();
     for (const m of req.messages) if (m.role === "tool") seen.set(m.tool_call_id, String(m.content));
@@ -54,6 +54,17 @@ export async function checkInvariants(baseUrl: string, db: TestDb, model: FakeOp
     }
   }
   return out;
+}
+
+/**
+ * Whether `shown` is `sent` with sensitive values masked: each `"***"` in what a person reads
+ * stands for one real JSON string value in what the model is sent (see *Hostile clients*).
+ */
+function sameModuloMask(shown: string, sent: string): boolean {
+  if (shown === sent) return true;
+  if (!shown.includes('"***"')) return false;
+  const pattern = shown.split('"***"').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join('"(?:[^"\\\\]|\\\\.)*"');
+  return new RegExp(`^${pattern}$`).test(sent);
 }
 
 /**
