@@ -119,7 +119,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
   const parsed = envSchema.safeParse(cleaned);
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
+    // Only the variable's name: a path into AUTH_TOKENS would be a token, which must not be printed.
+    const lines = parsed.error.issues.map((i) => `${String(i.path[0] ?? "environment")}: ${i.message}`);
     throw new ConfigError(`invalid configuration: ${lines.join("; ")}`);
   }
   const e = parsed.data;

@@ -9,12 +9,13 @@ import { createTollgate } from "./tollgate.js";
 const SHUTDOWN_DEADLINE_MS = 5000;
 
 async function main(): Promise<void> {
-  const log = consoleLogger();
+  const config = loadConfig(process.env);
+  const tollgate = await createTollgate({ config, log: consoleLogger() });
+  // Everything logs through the scrubbing logger createTollgate made.
+  const { log } = tollgate;
   // Last resort: runs and settlers never reject, but a rejection nobody handles must not take down
   // every open stream with it. Logged (runs log their own failures with their run id first).
   process.on("unhandledRejection", (err) => log.error("unhandled rejection", { err }));
-  const config = loadConfig(process.env);
-  const tollgate = await createTollgate({ config, log });
   const { requestTimeoutMs, maxConnections } = config.limits;
   const serverOptions = {
     // A request must arrive whole within this (headers and body); a stream already answering is

@@ -80,6 +80,7 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
     auth,
     access,
     edge: { allowedHosts: limits.allowedHosts, corsOrigins: limits.corsOrigins },
+    scrub: (text) => scrubber.scrub(text),
     log,
     heartbeatMs: config.heartbeatMs,
     databaseReadable: () => store.readable(),

@@ -12,6 +12,8 @@ export interface AppDeps {
   /** Which `Host` names and cross-site origins are answered. */
   edge: { allowedHosts: readonly string[]; corsOrigins: readonly string[] };
   log: Logger;
+  /** Takes secrets out of a message before it is sent (an upstream error may echo a key). */
+  scrub(text: string): string;
   /** Whether the database answers a read, for `/healthz`. */
   databaseReadable(): boolean;
   /** Comment frames on idle streams keep proxies from closing them (`HEARTBEAT_SECONDS`). */

@@ -62,7 +62,7 @@ export function createApp(deps: AppDeps): Hono {
       // Every 429 and 503 is a "try again shortly": say when.
       if (status === 503 || status === 429) c.header("Retry-After", String(err.retryAfterSeconds ?? RETRY_AFTER_SECONDS));
       if (status === 401) c.header("WWW-Authenticate", 'Bearer realm="tollgate"');
-      return c.json<ErrorBody>({ error: { code: err.code, message: err.message } }, status);
+      return c.json<ErrorBody>({ error: { code: err.code, message: deps.scrub(err.message) } }, status);
     }
     deps.log.error("unhandled error", { method: c.req.method, path: c.req.path, err });
     return c.json<ErrorBody>({ error: { code: "internal_error", message: "Internal server error" } }, 500);

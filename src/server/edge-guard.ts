@@ -1,3 +1,4 @@
+import type { IncomingMessage } from "node:http";
 import type { MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 import { AppError } from "../protocol/index.js";
@@ -21,11 +22,22 @@ export function hostOf(header: string | undefined): string | undefined {
 export function hostGuard(allowedHosts: readonly string[]): MiddlewareHandler {
   const allowed = new Set(allowedHosts);
   return async (c, next) => {
-    // In-process requests (app.request in tests) carry no Host header: their URL names the host.
-    const host = hostOf(c.req.header("host") ?? new URL(c.req.url).host);
+    // From a socket, the Host header exactly as sent (the server fills in a default when it is
+    // missing, and keeps only the first of two); in-process requests (app.request) have their URL.
+    const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+    const sent = incoming ? hostHeaders(incoming) : [new URL(c.req.url).host];
+    const host = sent.length === 1 ? hostOf(sent[0]) : undefined; // none, or two: RFC 9112 says 400
     if (!host || !allowed.has(host)) throw new AppError("invalid_host", "This server does not answer for that Host");
     await next();
   };
+}
+
+function hostHeaders(incoming: IncomingMessage): string[] {
+  const values: string[] = [];
+  for (let i = 0; i < incoming.rawHeaders.length; i += 2) {
+    if (incoming.rawHeaders[i]!.toLowerCase() === "host") values.push(incoming.rawHeaders[i + 1]!);
+  }
+  return values;
 }
 
 /**
