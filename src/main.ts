@@ -1,9 +1,10 @@
-import { serve } from "@hono/node-server";
-import type { Server } from "node:http";
+import { getRequestListener } from "@hono/node-server";
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { ConfigError, loadConfig } from "./config.js";
 import { consoleLogger } from "./logger.js";
 import { capConnections } from "./server/connection-cap.js";
+import { adapterErrorResponse } from "./server/request-errors.js";
 import { createTollgate } from "./tollgate.js";
 
 const SHUTDOWN_DEADLINE_MS = 5000;
@@ -24,13 +25,14 @@ async function main(): Promise<void> {
     headersTimeout: requestTimeoutMs,
     connectionsCheckingInterval: 1000,
   };
-  const server = serve({ fetch: tollgate.app.fetch, port: config.port, hostname: config.host, serverOptions }, (info: AddressInfo) => {
+  const listener = getRequestListener(tollgate.app.fetch, { hostname: config.host, errorHandler: adapterErrorResponse });
+  const server = createServer(serverOptions, listener);
+  capConnections(server, maxConnections, log);
+  server.listen(config.port, config.host, () => {
     // Tests and scripts wait for exactly this line.
-    process.stdout.write(`tollgate listening on http://${config.host}:${info.port}\n`);
+    process.stdout.write(`tollgate listening on http://${config.host}:${(server.address() as AddressInfo).port}\n`);
     log.info("ready", { model: config.model, data_dir: config.dataDir });
   });
-
-  capConnections(server as unknown as Server, maxConnections, log);
 
   let stopping = false;
   const stop = async (signal: NodeJS.Signals) => {
@@ -44,10 +46,9 @@ async function main(): Promise<void> {
     const closed = new Promise<void>((resolve) => server.close(() => resolve())); // stop accepting
     await tollgate.runs.shutdown(); // streams in flight get their `cancelled` event and end
     // Let those last frames reach their sockets, then drop idle keep-alive connections.
-    const http = server as unknown as { closeIdleConnections?: () => void; closeAllConnections?: () => void };
-    http.closeIdleConnections?.();
+    server.closeIdleConnections();
     await Promise.race([closed, new Promise((r) => setTimeout(r, 1000))]);
-    http.closeAllConnections?.();
+    server.closeAllConnections();
     await tollgate.close();
     clearTimeout(deadline);
     process.exit(0);

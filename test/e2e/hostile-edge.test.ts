@@ -49,6 +49,15 @@ describe("browsers and the edge, auth off", () => {
       expect((await raw(s.server.url, request("GET", "/me", { Host: h }))).status, h).toBe(200);
     }
     expect(s.db.rows("threads", "thread_id = 'rebind'")).toEqual([]);
+    // No Host, two Hosts, or one the HTTP adapter cannot parse: still the contract's JSON error.
+    const none = await raw(s.server.url, "GET /me HTTP/1.0\r\n\r\n");
+    expect([none.status, codeOf(none)]).toEqual([400, "invalid_host"]);
+    const two = await raw(s.server.url, request("GET", "/me", { Host: host, host: "evil.example" }));
+    expect([two.status, codeOf(two)]).toEqual([400, "invalid_host"]);
+    const mangled = await raw(s.server.url, request("GET", "/me", { Host: "localhost:@evil.example" }));
+    expect([mangled.status, codeOf(mangled)]).toEqual([400, "invalid_host"]);
+    const badPath = await raw(s.server.url, request("GET", "/threads/a\\b", { Host: host }));
+    expect([badPath.status, codeOf(badPath)]).toEqual([400, "invalid_request"]);
   });
 
   it("a cross-site Origin is 403 forbidden_origin, body-less POSTs included; the server's own origin passes", async () => {
