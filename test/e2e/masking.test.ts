@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer } from "../helpers/server-process.js";
 import { openDb } from "../helpers/sqlite.js";
-import { type Stack, startStack, threadId, toolMessagesSeen } from "./support.js";
+import { type Stack, startStack, threadId, toolMessagesSeen, parseSse, expectNoneOf } from "./support.js";
 
 // Sensitive values (the customer's address from lookup_order, send_email's `to` and `body`) are
 // masked wherever a client or a log can see them, while the model and the tool get the real ones.
@@ -36,18 +36,7 @@ async function get(path: string): Promise<string> {
   return res.text();
 }
 
-/** A whole SSE body's events, `data` parsed. */
-function parseSse(text: string): Array<{ type: string; data: any }> {
-  return text
-    .split("\n\n")
-    .map((block) => [/^event: (.+)$/m.exec(block)?.[1], /^data: (.+)$/m.exec(block)?.[1]] as const)
-    .filter(([type, data]) => type && data)
-    .map(([type, data]) => ({ type: type!, data: JSON.parse(data!) }));
-}
-
-function expectNone(where: string, text: string): void {
-  for (const v of SENSITIVE) expect(text, `${where} shows ${v}`).not.toContain(v);
-}
+const expectNone = (where: string, text: string) => expectNoneOf(SENSITIVE, where, text);
 
 describe("masking of sensitive arguments and outputs", () => {
   it("lookup_order then send_email: masked for clients, the store and the log; real for the model, the tool and the outbox", async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Stack, startStack, threadId, toolMessagesSeen } from "./support.js";
+import { type Stack, startStack, threadId, toolMessagesSeen, parseSse, expectNoneOf } from "./support.js";
 
 // Secrets never leave the process, even when an upstream error echoes them: the model API key
 // (configured), a bearer token the upstream quotes back (caught by its shape), and the tokens
@@ -38,17 +38,7 @@ async function get(path: string): Promise<string> {
   return res.text();
 }
 
-function parseSse(text: string): Array<{ type: string; data: any }> {
-  return text
-    .split("\n\n")
-    .map((block) => [/^event: (.+)$/m.exec(block)?.[1], /^data: (.+)$/m.exec(block)?.[1]] as const)
-    .filter(([type, data]) => type && data)
-    .map(([type, data]) => ({ type: type!, data: JSON.parse(data!) }));
-}
-
-function expectNone(where: string, text: string): void {
-  for (const v of SECRETS) expect(text, `${where} shows ${v}`).not.toContain(v);
-}
+const expectNone = (where: string, text: string) => expectNoneOf(SECRETS, where, text);
 
 const storedFrames = () =>
   (s.db.prepare("SELECT frames FROM run_event_batches").all() as Array<{ frames: string }>).map((r) => r.frames).join("\n");

@@ -103,3 +103,17 @@ export async function call(
   }
   return { status: res.status, json, contentType: res.headers.get("content-type") };
 }
+
+/** A whole SSE body's events, `data` parsed. */
+export function parseSse(text: string): Array<{ type: string; data: any }> {
+  return text
+    .split("\n\n")
+    .map((block) => [/^event: (.+)$/m.exec(block)?.[1], /^data: (.+)$/m.exec(block)?.[1]] as const)
+    .filter(([type, data]) => type && data)
+    .map(([type, data]) => ({ type: type!, data: JSON.parse(data!) }));
+}
+
+/** None of `values` shows anywhere in `text` (a masked field, a secret). */
+export function expectNoneOf(values: readonly string[], where: string, text: string): void {
+  for (const v of values) expect(text, `${where} shows ${v}`).not.toContain(v);
+}
