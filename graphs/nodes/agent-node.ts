@@ -119,7 +119,8 @@ export function finalMessage(full: AIMessageChunk | undefined, used: Set<string>
     const id = freshId(bad.id);
     const name = named(bad.name);
     calls.push({ id, name: name ?? MALFORMED_CALL_NAME, args: {}, type: "tool_call" });
-    if (name) unparsable[id] = `arguments are not valid JSON: ${bad.args ?? ""}`;
+    // Not echoed: the broken text may hold a sensitive value, and the error is shown to people too.
+    if (name) unparsable[id] = `arguments are not valid JSON (${(bad.args ?? "").length} characters received)`;
   }
   return new AIMessage({
     id: randomUUID(),

@@ -28,8 +28,11 @@ function currentTurn(messages: BaseMessage[]): Turn {
 }
 
 function parseJson(m: ToolMessage | undefined): Record<string, unknown> | null {
+  const text = String(m?.content);
+  // An edited call's result comes after one header line naming the changed arguments.
+  const edited = (m?.artifact as { edited?: unknown } | undefined)?.edited;
   try {
-    const v: unknown = JSON.parse(String(m?.content));
+    const v: unknown = JSON.parse(edited ? text.slice(text.indexOf("\n") + 1) : text);
     return v && typeof v === "object" ? (v as Record<string, unknown>) : null;
   } catch {
     return null; // a rejection or error text, not a result

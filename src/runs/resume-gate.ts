@@ -39,6 +39,11 @@ export function openGate(
     if (open?.status === "waiting_human" && !ctx.access.mayDecideAll(p, thread.owner, open.calls.map((c) => c.policy), open.requester)) {
       throw new AppError("forbidden", forbiddenWhy(open, p, thread.owner));
     }
+    // A refused edit is a 400, and must not use up the caller's run budget.
+    for (const d of decisions) {
+      const checked = edits.interruptId === interruptId ? edits.byCall.get(d.call_id) : undefined;
+      if (checked && "error" in checked) throw new AppError("invalid_request", checked.error);
+    }
     admit();
     const named = store.interrupts.get(interruptId);
     if (named && named.thread_id === threadId) {

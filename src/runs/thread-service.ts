@@ -51,8 +51,10 @@ export class ThreadService {
     const rows = this.ctx.store.threads.list(owner, limit + 1, after);
     const page = rows.slice(0, limit);
     const last = page.at(-1);
+    const { scrubber } = this.ctx.redactor;
     return {
-      items: page.map(summary),
+      // The title is the user's words: scrubbed like the same text in the thread view.
+      items: page.map((t) => ({ ...summary(t), title: t.title === null ? null : scrubber.scrub(t.title) })),
       next_cursor: rows.length > limit && last ? encodeCursor(last) : null,
     };
   }
@@ -70,7 +72,8 @@ export class ThreadService {
       .listOpen(Date.now())
       .filter((r) => access.mayDecideAll(p, r.owner, r.calls.map((c) => c.policy), r.requester))
       .map((r) => {
-        const { thread_id, interrupt_id, calls, expires_at } = interruptPayload(r);
+        // Through the same exit as `pending`: masked and scrubbed.
+        const { thread_id, interrupt_id, calls, expires_at } = this.ctx.redactor.interrupt(interruptPayload(r));
         return { thread_id, interrupt_id, calls, expires_at, requested_by: r.owner };
       });
     return { items };

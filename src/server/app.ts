@@ -48,9 +48,11 @@ export function createApp(deps: AppDeps): Hono {
   app.notFound((c) => c.json<ErrorBody>({ error: { code: "not_found", message: "No such endpoint" } }, 404));
 
   app.onError((err, c) => {
-    if (err instanceof BodyAborted) {
+    // The client left mid-upload (a body read by the body limit, chunked, ends up here as a plain
+    // error): nobody reads this answer.
+    if (err instanceof BodyAborted || (!(err instanceof AppError) && c.req.raw.signal.aborted)) {
       // The client left mid-upload: nobody reads this answer; one line, no stack.
-      deps.log.warn("request body aborted", { method: c.req.method, path: c.req.path.slice(0, 200), reason: err.message });
+      deps.log.warn("request body aborted", { method: c.req.method, path: c.req.path.slice(0, 200), reason: (err as Error).message });
       return c.json<ErrorBody>({ error: { code: "invalid_request", message: "The request body could not be read" } }, 400);
     }
     if (isStorageFault(err)) {

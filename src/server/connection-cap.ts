@@ -22,14 +22,19 @@ export function capConnections(server: Server, max: number, log: Logger): void {
 
   server.on("request", (req: IncomingMessage, res: ServerResponse) => {
     const socket = req.socket;
-    // Received in full: from now on the connection is serving someone.
-    const start = () => answering.set(socket, (answering.get(socket) ?? 0) + 1);
-    const stop = () => answering.set(socket, Math.max(0, (answering.get(socket) ?? 1) - 1));
-    if (req.complete) start();
+    // Received in full: from now on the connection is serving someone. A request that declares no
+    // body (a GET stream) is complete with its headers; Node only says `end` once it is read.
+    let started = false;
+    const start = () => {
+      started = true;
+      answering.set(socket, (answering.get(socket) ?? 0) + 1);
+    };
+    const declaresBody = req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
+    if (!declaresBody || req.complete) start();
     else req.once("end", start);
     res.once("close", () => {
       req.off("end", start);
-      if (req.complete) stop();
+      if (started) answering.set(socket, Math.max(0, (answering.get(socket) ?? 1) - 1));
     });
   });
 

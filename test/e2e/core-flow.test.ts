@@ -128,7 +128,7 @@ describe("runs against an OpenAI-compatible model", () => {
       toolCalls: [
         { id: "b1", name: "launch_rocket", args: {} },
         { id: "b2", name: "refund_order", args: { order_id: "A-1001", amount_cents: -5, reason: "x" } },
-        { id: "b3", name: "lookup_order", args: '{"order_id": }' },
+        { id: "b3", name: "lookup_order", args: '{"order_id": "secret-ish-A-9", }' },
         { id: "b4", name: "explode", args: { message: "disk on fire" } },
       ],
     }, { text: "Some calls failed." });
@@ -140,6 +140,8 @@ describe("runs against an OpenAI-compatible model", () => {
     expect(results.get("b2")).toMatchObject({ status: "invalid_args" });
     expect(results.get("b2")!.error).toMatch(/amount_cents/);
     expect(results.get("b3")).toMatchObject({ status: "invalid_args" });
+    // The broken text is not echoed: it may hold a sensitive value, and people see this error.
+    expect(JSON.stringify([events, await s.client.getThread(id)])).not.toContain("secret-ish-A-9");
     expect(results.get("b4")).toMatchObject({ status: "error", error: "disk on fire" });
     const seen = toolMessagesSeen(s.model.requests.at(-1)!.body);
     expect(seen.get("b1")).toContain("Tool 'launch_rocket' not found");

@@ -79,6 +79,18 @@ describe("MODEL=demo, offline", () => {
     expect(shown).not.toContain("Hello, we are sorry for the delay");
   });
 
+  it("email approved with a new recipient: sent to it, reported as sent, and the new address shown nowhere", async () => {
+    const id = threadId("demo-email-edit");
+    const events = await client.run(id, "email the customer of A-1002 that it ships tomorrow").collect();
+    const intr = terminal(events, "interrupt");
+    const callId = intr.calls[0]!.call_id;
+    const resumed = await client.resume(id, intr.interrupt_id, [{ call_id: callId, approved: true, edited_args: { to: "new-inbox@example.com" } }]).collect();
+    expect(terminal(resumed, "done").message).toBe("Sent: the email to the customer of A-1002 is in the outbox.");
+    expect(only(resumed, "tool_result")[0]).toMatchObject({ status: "ok", edited: true });
+    expect(db.rows("outbox", "call_id = ?", callId)).toMatchObject([{ to: "new-inbox@example.com" }]);
+    expect(JSON.stringify([resumed, await client.getThread(id)])).not.toContain("new-inbox@example.com");
+  });
+
   it("anything else: a short help text", async () => {
     expect(terminal(await client.run(threadId("demo-help"), "hello").collect(), "done").message).toMatch(/refund order A-1002/);
   });

@@ -1,6 +1,6 @@
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, expectNoStackTraces, type Stack, startStack, terminal, threadId } from "./support.js";
+import { call, expectNoStackTraces, parseSse, type Stack, startStack, terminal, threadId } from "./support.js";
 
 /** A raw HTTP/1.1 exchange on its own socket, so Host, Origin and broken bodies are exactly as written. */
 function raw(base: string, request: string): Promise<{ status: number; head: string; body: string }> {
@@ -144,7 +144,7 @@ describe("browsers and the edge, auth off", () => {
   });
 });
 
-const WHO = ["alice", "bob", "carol", "dave"] as const;
+const WHO = ["alice", "bob", "carol", "dave", "erin"] as const;
 
 describe("limits", () => {
   let s: Stack;
@@ -194,6 +194,26 @@ describe("limits", () => {
     await bob.text();
   });
 
+  it("a refused edit is a 400 and does not use up the run budget", async () => {
+    const id = threadId("edit-budget");
+    s.model.push({ toolCalls: [{ id: "eb1", name: "send_email", args: { to: "ada@example.com", subject: "s", body: "b" } }] }, { text: "ok" }, { text: "ok" });
+    const erin = { "content-type": "application/json", ...as("erin") };
+    const first = await fetch(`${s.server.url}/threads/${id}/runs`, { method: "POST", headers: erin, body: JSON.stringify({ message: "email" }) });
+    const intr = terminal(parseSse(await first.text()).map((e) => ({ type: e.type, ...e.data })) as never, "interrupt");
+    for (let i = 0; i < 5; i++) {
+      const bad = await call(s.server.url, "POST", `/threads/${id}/resume`, { interrupt_id: intr.interrupt_id, decisions: [{ call_id: "eb1", approved: true, edited_args: { to: "not-an-email" } }] }, as("erin"));
+      expect([bad.status, bad.json.error.code]).toEqual([400, "invalid_request"]);
+    }
+    // Two of erin's three runs are left: a resume and one more message; then she is limited.
+    expect((await call(s.server.url, "POST", `/threads/${id}/resume`, { interrupt_id: intr.interrupt_id, decisions: [{ call_id: "eb1", approved: false }] }, as("erin"))).status).toBe(202);
+    await (await fetch(`${s.server.url}/threads/${id}/stream`, { headers: as("erin") })).text(); // the resume's run, to its end
+    const again = await fetch(`${s.server.url}/threads/${threadId("eb")}/runs`, { method: "POST", headers: erin, body: JSON.stringify({ message: "hi" }) });
+    expect(again.status).toBe(200);
+    await again.text();
+    const limited = await call(s.server.url, "POST", `/threads/${threadId("eb")}/runs`, { message: "hi" }, as("erin"));
+    expect(limited.status).toBe(429);
+  });
+
   it("a request whose body never finishes is cut after REQUEST_TIMEOUT_SECONDS; a long stream is not", async () => {
     const { hostname, port } = new URL(s.server.url);
     // A stream that stays open well past the timeout: heartbeats keep coming.
@@ -226,8 +246,21 @@ describe("limits", () => {
     await reader.cancel();
   });
 
-  it("under a flood of half-open connections past MAX_CONNECTIONS, /healthz still answers", async () => {
+  it("under a flood of half-open connections past MAX_CONNECTIONS, /healthz still answers and a live stream is not cut", async () => {
     const { hostname, port } = new URL(s.server.url);
+    // A run that stays open, followed by a GET stream opened before the flood.
+    s.model.push({ hang: true, text: "waiting" });
+    const id = threadId("follow");
+    const run = await fetch(`${s.server.url}/threads/${id}/runs`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...as("dave") },
+      body: JSON.stringify({ message: "stay", on_disconnect: "continue" }),
+    });
+    const runReader = run.body!.getReader();
+    await runReader.read();
+    const follow = await fetch(`${s.server.url}/threads/${id}/stream`, { headers: as("dave") });
+    const followReader = follow.body!.getReader();
+    await followReader.read();
     const flood: net.Socket[] = [];
     let closedByServer = 0;
     for (let i = 0; i < 60; i++) {
@@ -243,8 +276,18 @@ describe("limits", () => {
       for (let i = 0; i < 5; i++) expect((await raw(s.server.url, request("GET", "/healthz", { Host: "127.0.0.1" }))).status).toBe(200);
       // The cap held: the server closed the oldest half-open uploads instead of keeping them all.
       await expect.poll(() => closedByServer, { timeout: 5000 }).toBeGreaterThanOrEqual(60 - 16);
+      // The follower (older than every flood socket) still gets its heartbeats.
+      let pings = 0;
+      while (pings < 3) {
+        const { value, done } = await followReader.read();
+        expect(done, "the GET stream was cut").toBe(false);
+        pings += (new TextDecoder().decode(value).match(/: ping/g) ?? []).length;
+      }
     } finally {
       for (const sock of flood) sock.destroy();
+      await call(s.server.url, "POST", `/threads/${id}/cancel`, undefined, as("dave"));
+      await followReader.cancel();
+      await runReader.cancel();
     }
   });
 
@@ -262,6 +305,17 @@ describe("limits", () => {
     const added = s.server.stderr().slice(before).split("\n").filter((l) => l.includes("/threads/gone/runs"));
     expect(added).toHaveLength(1);
     expect(added[0]).toContain("request body aborted");
+    // A chunked body is read by the body limit before the route: the same one line.
+    const chunked = net.connect(Number(port), hostname);
+    chunked.on("error", () => undefined);
+    await new Promise<void>((resolve) => chunked.on("connect", () => resolve()));
+    chunked.write(`POST /threads/gone-chunked/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer tok-bob-000001\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"mes\r\n`);
+    await new Promise((r) => setImmediate(r));
+    chunked.destroy();
+    await expect.poll(() => s.server.stderr().slice(before), { timeout: 5000 }).toContain("/threads/gone-chunked/runs");
+    const chunkedLines = s.server.stderr().slice(before).split("\n").filter((l) => l.includes("/threads/gone-chunked/runs"));
+    expect(chunkedLines).toHaveLength(1);
+    expect(chunkedLines[0]).toContain("request body aborted");
   });
 
   it("at MAX_CONCURRENT_RUNS in flight, a new run is 503 overloaded with Retry-After", async () => {

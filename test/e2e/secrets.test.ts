@@ -78,6 +78,15 @@ describe("secrets are scrubbed", () => {
     expectNone("the server's stdout and stderr", s.server.stdout() + s.server.stderr());
   });
 
+  it("a user message quoting the key: the thread list's title is scrubbed like the thread view", async () => {
+    const id = threadId("title");
+    s.model.push({ text: "noted" });
+    await post(`/threads/${id}/runs`, { message: `my key is ${KEY}, keep it safe` });
+    const list = await get("/threads?limit=200");
+    expect(list).toContain(id);
+    expectNone("GET /threads", list);
+  });
+
   it("a tool error echoing the key: the tool_result error and the thread view are scrubbed", async () => {
     const id = threadId("secret-tool");
     s.model.push(
