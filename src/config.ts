@@ -172,6 +172,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       requestTimeoutMs: Math.round(e.REQUEST_TIMEOUT_SECONDS * 1000),
       maxConnections: e.MAX_CONNECTIONS,
     },
-    secrets: [e.OPENAI_API_KEY, ...(tokens?.keys() ?? [])].filter((v): v is string => typeof v === "string" && v.length >= 4),
+    secrets: [e.OPENAI_API_KEY, ...(tokens?.keys() ?? [])].filter((v): v is string => v !== undefined),
   };
 }

@@ -42,15 +42,8 @@ export async function closeInterrupt(
     ctx.store.db.transaction(() => {
       if (!ctx.store.interrupts.transition(interruptId, to)) throw new LostRace();
       if (!ctx.store.threads.claimWaiting(threadId, holder, false)) throw new LostRace(); // rolls back the first
-      const record = ctx.store.interrupts.get(interruptId)!;
-      const at = Date.now();
       const reason = to === "expired" ? "approval window closed" : "cancelled";
-      ctx.store.audit.append(
-        record.calls.map((c) => ({
-          thread_id: threadId, interrupt_id: interruptId, call_id: c.call_id, tool: c.name, args_hash: c.audit_hash,
-          decision: to, by, reason, at,
-        })),
-      );
+      ctx.store.audit.appendForEachCall(ctx.store.interrupts.get(interruptId)!, { decision: to, by, reason });
     })();
   } catch (err) {
     if (err instanceof LostRace) return false;

@@ -1,7 +1,7 @@
 import type { GateDecision } from "../../graphs/decisions.js";
 import type { Principal } from "../auth/index.js";
 import { AppError, type Decision } from "../protocol/index.js";
-import type { AuditRecord, InterruptCall, InterruptRecord } from "../store/index.js";
+import { type AuditRecord, callRow, type InterruptCall, type InterruptRecord } from "../store/index.js";
 import { hashArgs } from "../tools/index.js";
 import type { PreparedEdits } from "./edit-check.js";
 import type { RunContext } from "./run-context.js";
@@ -88,9 +88,9 @@ function bind(d: ResumeDecision, call: InterruptCall, edits: PreparedEdits, inte
   const decision: GateDecision = { call_id: d.call_id, approved: d.approved, reason: d.reason, args_hash: call.args_hash };
   if (d.edited_args === undefined) return { decision };
   const edit = edits.interruptId === interruptId ? edits.byCall.get(d.call_id) : undefined;
-  // Checked against another interrupt (it changed under us): the caller retries.
-  if (!edit) throw new AppError("thread_busy", "The interrupt changed while the edit was checked; try again");
-  if ("error" in edit) throw new AppError("invalid_request", edit.error);
+  // Checked against another interrupt (it changed under us): the caller retries. A refused edit
+  // was answered 400 before the run budget was touched (see `openGate`).
+  if (!edit || "error" in edit) throw new AppError("thread_busy", "The interrupt changed while the edit was checked; try again");
   return edit.changed.length ? { decision: { ...decision, edited_args: d.edited_args }, edit } : { decision };
 }
 
@@ -100,7 +100,7 @@ function auditRows(ctx: RunContext, open: InterruptRecord, bound: Bound[], p: Pr
   return open.calls.map((call): AuditRecord => {
     const b = byCall.get(call.call_id);
     const d = b?.decision;
-    const row = { thread_id: open.thread_id, interrupt_id: open.interrupt_id, call_id: call.call_id, tool: call.name, args_hash: call.audit_hash, by: p.sub, at: now };
+    const row = callRow(open, call, p.sub, now);
     if (!b || !d) return { ...row, decision: "no_decision", reason: "no decision" };
     if (!d.approved) return { ...row, decision: "rejected", reason: d.reason ?? DEFAULT_REASON };
     if (b.edit) {

@@ -157,13 +157,9 @@ async function settleState(ctx: RunContext, o: Orphan): Promise<void> {
       store.interrupts.reopen(interruptId);
       store.threads.release(o.threadId, o.holderId, "waiting_human", null, interruptId);
       // The trail must not keep a decision that never took effect as the last word on its calls.
-      const at = Date.now();
-      store.audit.append(
-        (store.interrupts.get(interruptId)?.calls ?? []).map((c) => ({
-          thread_id: o.threadId, interrupt_id: interruptId, call_id: c.call_id, tool: c.name, args_hash: c.audit_hash,
-          decision: "superseded", by: null, reason: "decision not applied (the database refused the run); waiting for a new one", at,
-        })),
-      );
+      const record = store.interrupts.get(interruptId);
+      const reason = "decision not applied (the database refused the run); waiting for a new one";
+      if (record) store.audit.appendForEachCall(record, { decision: "superseded", by: null, reason });
       if (runId) endRun(ctx, runId, o, []);
     })();
     return;

@@ -2,6 +2,7 @@ import { createHmac, randomBytes } from "node:crypto";
 import type { AuditDecision, AuditEntry, ToolStatus } from "../protocol/index.js";
 import { canonicalJson } from "../tools/args-hash.js";
 import type { Db } from "./database.js";
+import type { InterruptCall, InterruptRecord } from "./interrupt-store.js";
 
 /** One decision on one pending call, as the run engine records it. */
 export interface AuditRecord {
@@ -102,6 +103,11 @@ export class AuditStore {
     }
   }
 
+  /** One row per pending call of `record`, all decided the same way (expiry, cancel, a voided decision). */
+  appendForEachCall(record: InterruptRecord, how: Pick<AuditRecord, "decision" | "by" | "reason">, at = Date.now()): void {
+    this.append(record.calls.map((call) => ({ ...callRow(record, call, how.by, at), decision: how.decision, reason: how.reason })));
+  }
+
   /** The thread's trail, oldest first, each approved call joined with what the ledger knows. */
   list(threadId: string): AuditEntry[] {
     return this.q.list.all(threadId).map(toEntry);
@@ -116,6 +122,11 @@ export class AuditStore {
   hash(args: unknown): string {
     return createHmac("sha256", this.key).update(canonicalJson(args)).digest("hex");
   }
+}
+
+/** What every row about one pending call says: which call, with its keyed argument hash, by whom, when. */
+export function callRow(record: Pick<InterruptRecord, "thread_id" | "interrupt_id">, call: InterruptCall, by: string | null, at: number) {
+  return { thread_id: record.thread_id, interrupt_id: record.interrupt_id, call_id: call.call_id, tool: call.name, args_hash: call.audit_hash, by, at };
 }
 
 function toEntry(r: Row): AuditEntry {

@@ -12,7 +12,7 @@ export { ThreadStore } from "./thread-store.js";
 export type { ThreadRow, ThreadStatus, LastOutcome } from "./thread-store.js";
 export { InterruptStore, interruptPayload } from "./interrupt-store.js";
 export type { InterruptRecord, InterruptCall, InterruptStatus, OpenInterrupt } from "./interrupt-store.js";
-export { AuditStore } from "./audit-store.js";
+export { AuditStore, callRow } from "./audit-store.js";
 export type { AuditRecord } from "./audit-store.js";
 export { RunStore } from "./run-store.js";
 export type { LoggedEvent, RunKind } from "./run-store.js";

@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TollgateClient } from "../../src/client/index.js";
 import type { RecordedRequest, Turn } from "../helpers/fake-openai.js";
-import { expectNoStackTraces, type Stack, startStack, terminal, threadId } from "./support.js";
+import { call, expectNoStackTraces, type Stack, startStack, terminal, threadId } from "./support.js";
 
 const TOKEN = {
   owner: "tok-alice-00000001",
@@ -148,31 +148,10 @@ async function settle(): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // Requests and rows
 
-interface Res {
-  status: number;
-  headers: Headers;
-  text: string;
-  json: any;
-}
+type Res = Awaited<ReturnType<typeof call>>;
 
-async function send(who: Who, method: string, path: string, body?: unknown, accept?: string): Promise<Res> {
-  const headers: Record<string, string> = { ...HEADERS[who] };
-  if (body !== undefined) headers["content-type"] = "application/json";
-  if (accept) headers.accept = accept;
-  const res = await fetch(s.server.url + path, {
-    method,
-    headers,
-    body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
-  });
-  const text = await res.text();
-  let json: any = null;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = null;
-  }
-  return { status: res.status, headers: res.headers, text, json };
-}
+const send = (who: Who, method: string, path: string, body?: unknown, accept?: string): Promise<Res> =>
+  call(s.server.url, method, path, body, { ...HEADERS[who], ...(accept ? { accept } : {}) });
 
 interface Ctx {
   fx: Fx;

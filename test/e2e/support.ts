@@ -88,7 +88,7 @@ export async function call(
   path: string,
   body?: unknown,
   headers: Record<string, string> = {},
-): Promise<{ status: number; json: any; contentType: string | null }> {
+): Promise<{ status: number; json: any; contentType: string | null; headers: Headers; text: string }> {
   const res = await fetch(base + path, {
     method,
     headers: { "content-type": "application/json", ...headers },
@@ -101,7 +101,7 @@ export async function call(
   } catch {
     json = text;
   }
-  return { status: res.status, json, contentType: res.headers.get("content-type") };
+  return { status: res.status, json, contentType: res.headers.get("content-type"), headers: res.headers, text };
 }
 
 /** A whole SSE body's events, `data` parsed. */
