@@ -7,6 +7,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
+    globalSetup: ["./test/support/build-web-setup.ts"],
     reporters: ["default", "./test/support/summary-line-reporter.ts"],
   },
 });

@@ -90,10 +90,11 @@ export class TollgateClient {
 
   /**
    * `POST /threads/:id/resume` with `Accept: text/event-stream`: streams the continuation.
-   * Each decision is sent as given, `reason` and `edited_args` included.
+   * Each decision is sent as given, `reason` and `edited_args` included. `on_disconnect` as for `run`.
    */
-  resume(threadId: string, interruptId: string, decisions: Decision[]): EventStream {
-    return this.#eventStream(threadId, "resume", { interrupt_id: interruptId, decisions });
+  resume(threadId: string, interruptId: string, decisions: Decision[], opts: RunOptions = {}): EventStream {
+    const body = { interrupt_id: interruptId, decisions, ...(opts.on_disconnect ? { on_disconnect: opts.on_disconnect } : {}) };
+    return this.#eventStream(threadId, "resume", body);
   }
 
   /** `POST /threads/:id/resume` without asking for a stream: `202 {run_id}`; watch it with `stream()`. */

@@ -18,4 +18,6 @@ export interface AppDeps {
   databaseReadable(): boolean;
   /** Comment frames on idle streams keep proxies from closing them (`HEARTBEAT_SECONDS`). */
   heartbeatMs: number;
+  /** The built web page served at `/`; default `dist/web` of this checkout. */
+  webDir?: string;
 }

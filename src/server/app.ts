@@ -9,6 +9,7 @@ import { BodyAborted } from "./parse-body.js";
 import { authenticate } from "./principal-context.js";
 import { runsRoutes } from "./runs-routes.js";
 import { threadsRoutes } from "./threads-routes.js";
+import { webPageRoutes } from "./web-page.js";
 
 export type { AppDeps } from "./app-deps.js";
 
@@ -28,6 +29,8 @@ export function createApp(deps: AppDeps): Hono {
   // The contract's order: invalid_host → forbidden_origin (and CORS) → 401 → 415 → 400 (body).
   app.use(hostGuard(deps.edge.allowedHosts));
   for (const guard of originGuard(deps.edge.corsOrigins)) app.use(guard);
+  // The page needs no token: it asks for one when the API answers 401.
+  app.route("/", webPageRoutes(deps.webDir));
   // Everything below needs a principal; with auth off, everyone is `anonymous`. Before the body
   // limit, so an unauthenticated client learns nothing from how its body is judged.
   app.use(authenticate(deps.auth));

@@ -64,7 +64,8 @@ export function originGuard(corsOrigins: readonly string[]): MiddlewareHandler[]
       origin: [...listed],
       allowMethods: ["GET", "POST", "OPTIONS"],
       allowHeaders: ["authorization", "content-type", "accept", "last-event-id"],
-      exposeHeaders: ["X-Run-Id", "Retry-After", "WWW-Authenticate"],
+      // Date: a page on another origin counts down to `expires_at` on the server's clock.
+      exposeHeaders: ["X-Run-Id", "Retry-After", "WWW-Authenticate", "Date"],
       maxAge: 600,
     }),
   ];

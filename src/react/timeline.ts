@@ -1,0 +1,228 @@
+import type { EventOf, ProtocolEvent, ThreadMessage, ToolStatus } from "../protocol/index.js";
+
+/**
+ * What a chat shows, derived from two sources that overlap: the thread's committed messages
+ * (`GET /threads/:id`) and the events of the runs this page has watched. Events carry what
+ * messages cannot (text still streaming, the partial answer of a stopped run); messages carry what
+ * no stream does (results written by expiry or a cancel while nobody watched). `buildTimeline` is
+ * pure so each merge rule is tested without a server.
+ */
+
+/** A tool call as a card: asked for, waiting at the gate, then ended with a status. */
+export interface ToolCard {
+  call_id: string;
+  name: string;
+  /** Sensitive fields are already masked by the server. */
+  args: Record<string, unknown>;
+  needs_approval: boolean;
+  /** `running` (asked for, no result yet) and `waiting` (at the gate) precede a tool status. */
+  status: "running" | "waiting" | ToolStatus;
+  output?: string;
+  error?: string;
+  edited?: boolean;
+}
+
+/** How an assistant answer ended: still coming, complete, stopped by a person, or cut by a failure. */
+export type AnswerState = "streaming" | "done" | "stopped" | "failed";
+
+export type TimelineItem =
+  | { kind: "user"; key: string; text: string }
+  | { kind: "assistant"; key: string; text: string; state: AnswerState }
+  | { kind: "tool"; key: string; card: ToolCard }
+  | { kind: "notice"; key: string; tone: "error" | "stopped"; code: string; text: string };
+
+/** One run as this page saw it: its events in order (consecutive tokens merged into one). */
+export interface RunBlock {
+  /** The message that started it, when this page sent it. */
+  userText?: string;
+  /**
+   * How many of the thread's messages existed before this run, when this page started it. Absent
+   * for a run replayed after a reload: then the events tell where the run begins (`runStart`).
+   */
+  messagesBefore?: number;
+  events: ProtocolEvent[];
+}
+
+export interface TimelineInput {
+  /** The latest `GET /threads/:id` messages (append-only, so earlier indexes stay valid). */
+  messages: readonly ThreadMessage[];
+  /** The messages when the page loaded, which a replayed first block is placed against. */
+  loadedMessages: readonly ThreadMessage[];
+  blocks: readonly RunBlock[];
+  /** The open interrupt: its calls show as waiting even when their `interrupt` event was not seen. */
+  pendingCallIds?: readonly string[];
+}
+
+const SETTLED: ReadonlySet<ToolCard["status"]> = new Set(["ok", "error", "invalid_args", "rejected", "expired", "cancelled"]);
+
+/** Appends an event to a block, merging a token into the token before it (a long answer stays one entry). */
+export function appendEvent(block: RunBlock, event: ProtocolEvent): void {
+  const last = block.events.at(-1);
+  if (event.type === "token" && last?.type === "token") {
+    block.events[block.events.length - 1] = { ...last, text: last.text + event.text };
+  } else {
+    block.events.push(event);
+  }
+}
+
+/**
+ * Where a replayed run's own messages begin among the thread's messages. A resume's first event
+ * is the `tool_result` of a decided call (its assistant message stays history); any other run
+ * starts at a user message, which the run committed first. With no event yet nothing of the run
+ * can be told apart, so everything stays history until one arrives.
+ */
+export function runStart(messages: readonly ThreadMessage[], events: readonly ProtocolEvent[]): number {
+  const first = events[0];
+  if (!first) return messages.length;
+  if (first.type === "tool_result") {
+    const results = new Set(events.filter((e) => e.type === "tool_result").map((e) => (e as EventOf<"tool_result">).call_id));
+    const at = messages.findIndex((m) => m.role === "tool" && m.tool_call_id !== undefined && results.has(m.tool_call_id));
+    return at === -1 ? messages.length : at;
+  }
+  for (let i = messages.length - 1; i >= 0; i--) if (messages[i]!.role === "user") return i + 1;
+  return messages.length;
+}
+
+/** The chat, in order: history from messages, then each watched run from its events. */
+export function buildTimeline(input: TimelineInput): TimelineItem[] {
+  const { messages, blocks } = input;
+  const first = blocks[0];
+  const cut = !first
+    ? messages.length
+    : first.messagesBefore ?? Math.min(runStart(input.loadedMessages, first.events), messages.length);
+
+  const builder = new Builder();
+  for (const [i, m] of messages.slice(0, cut).entries()) builder.message(m, i);
+  blocks.forEach((block, b) => builder.block(block, b));
+  // Results nobody streamed: an expiry or a cancel closed the gate while the page only waited.
+  for (const m of messages.slice(cut)) {
+    if (m.role === "tool" && m.tool_call_id !== undefined) builder.settleFromMessage(m);
+  }
+  builder.markWaiting(input.pendingCallIds ?? []);
+  return builder.items;
+}
+
+class Builder {
+  readonly items: TimelineItem[] = [];
+  readonly #cards = new Map<string, ToolCard>();
+
+  message(m: ThreadMessage, index: number): void {
+    const key = `m${index}`;
+    if (m.role === "user") this.items.push({ kind: "user", key, text: m.content });
+    else if (m.role === "assistant") {
+      if (m.content) this.items.push({ kind: "assistant", key, text: m.content, state: "done" });
+      for (const c of m.tool_calls ?? []) {
+        this.#addCard(c.id, { call_id: c.id, name: c.name, args: c.args, needs_approval: false, status: "running" });
+      }
+    } else if (m.tool_call_id !== undefined) {
+      this.settleFromMessage(m);
+    }
+  }
+
+  markWaiting(callIds: readonly string[]): void {
+    for (const id of callIds) {
+      const card = this.#cards.get(id);
+      if (card && !SETTLED.has(card.status)) this.#replace(card, { ...card, needs_approval: true, status: "waiting" });
+    }
+  }
+
+  settleFromMessage(m: ThreadMessage): void {
+    const card = this.#cards.get(m.tool_call_id!);
+    if (!card || SETTLED.has(card.status)) return;
+    const status = m.status ?? "ok";
+    this.#replace(card, {
+      ...card,
+      status,
+      ...(status === "ok" ? { output: m.content } : { error: m.content }),
+      ...(m.edited ? { edited: true } : {}),
+    });
+  }
+
+  block(block: RunBlock, b: number): void {
+    if (block.userText !== undefined) this.items.push({ kind: "user", key: `b${b}u`, text: block.userText });
+    let answer: Extract<TimelineItem, { kind: "assistant" }> | undefined;
+    const closeAnswer = (state: AnswerState) => {
+      if (answer) answer.state = state;
+      answer = undefined;
+    };
+    block.events.forEach((e, i) => {
+      const key = `b${b}e${i}`;
+      switch (e.type) {
+        case "token":
+          if (!answer) {
+            answer = { kind: "assistant", key, text: "", state: "streaming" };
+            this.items.push(answer);
+          }
+          answer.text += e.text;
+          return;
+        case "tool_call":
+          closeAnswer("done");
+          this.#addCard(e.call_id, {
+            call_id: e.call_id,
+            name: e.name,
+            args: e.args,
+            needs_approval: e.needs_approval,
+            status: "running",
+          });
+          return;
+        case "tool_result": {
+          closeAnswer("done");
+          const card = this.#cards.get(e.call_id) ?? this.#addCard(e.call_id, { call_id: e.call_id, name: e.name, args: {}, needs_approval: false, status: "running" });
+          this.#replace(card, {
+            ...card,
+            status: e.status,
+            ...(e.output !== undefined ? { output: e.output } : {}),
+            ...(e.error !== undefined ? { error: e.error } : {}),
+            ...(e.edited ? { edited: true } : {}),
+          });
+          return;
+        }
+        case "interrupt":
+          closeAnswer("done");
+          this.markWaiting(e.calls.map((c) => c.call_id));
+          return;
+        case "done":
+          // A run whose model sent its answer without tokens still has one.
+          if (!answer && e.message && !this.#lastAnswerIs(e.message)) {
+            this.items.push({ kind: "assistant", key, text: e.message, state: "done" });
+          }
+          closeAnswer("done");
+          return;
+        case "error":
+          closeAnswer("failed");
+          this.items.push({ kind: "notice", key, tone: "error", code: e.code, text: e.message });
+          return;
+        case "cancelled":
+          closeAnswer("stopped");
+          this.items.push({ kind: "notice", key, tone: "stopped", code: e.reason, text: STOPPED_TEXT[e.reason] });
+          return;
+      }
+    });
+  }
+
+  #lastAnswerIs(text: string): boolean {
+    const last = this.items.at(-1);
+    return last?.kind === "assistant" && last.text === text;
+  }
+
+  #addCard(callId: string, card: ToolCard): ToolCard {
+    const existing = this.#cards.get(callId);
+    if (existing) return existing;
+    this.#cards.set(callId, card);
+    this.items.push({ kind: "tool", key: `c${callId}`, card });
+    return card;
+  }
+
+  /** Cards are values (React compares them by identity), so a change is a new card in the same slot. */
+  #replace(old: ToolCard, next: ToolCard): void {
+    this.#cards.set(old.call_id, next);
+    const at = this.items.findIndex((it) => it.kind === "tool" && it.card === old);
+    if (at !== -1) this.items[at] = { kind: "tool", key: this.items[at]!.key, card: next };
+  }
+}
+
+const STOPPED_TEXT: Record<EventOf<"cancelled">["reason"], string> = {
+  api: "Stopped. The answer above is incomplete.",
+  client: "Stopped: the client went away. The answer above is incomplete.",
+  shutdown: "Stopped: the server shut down. The answer above is incomplete.",
+};

@@ -1,0 +1,337 @@
+import { TollgateClient, TollgateError, type EventStream, type TokenSource } from "../client/index.js";
+import type { Decision, InterruptPayload, LastOutcome, ThreadMessage, ThreadView } from "../protocol/index.js";
+import { isTerminal } from "../protocol/index.js";
+import { ServerClock } from "./server-clock.js";
+import { appendEvent, buildTimeline, type RunBlock, type TimelineItem, type ToolCard } from "./timeline.js";
+
+/**
+ * One thread as a page sees it, without React: load, replay, send, decide, stop. `useTollgate` is
+ * a thin binding of this class to React (`useSyncExternalStore`), so everything here is tested
+ * against a real server in Node.
+ */
+
+export type SessionStatus = "loading" | "idle" | "running" | "waiting_human";
+
+/** A request the server refused or a connection that failed; run failures are timeline notices. */
+export interface SessionError {
+  code: string;
+  message: string;
+  /** HTTP status, 0 when no response carried it. */
+  status: number;
+}
+
+export interface TollgateSnapshot {
+  threadId: string;
+  status: SessionStatus;
+  /** The chat, history and live runs merged (see `buildTimeline`). */
+  messages: readonly TimelineItem[];
+  /** The text of the answer streaming now, "" when none is. */
+  streamingText: string;
+  toolCards: readonly ToolCard[];
+  /** The open interrupt: what waits for a person, until when. */
+  pending: InterruptPayload | null;
+  /** Whether this caller may decide the pending calls (the server's `/approvals` lists them). */
+  canDecide: boolean;
+  /** Decisions taken on some pending calls; the resume is sent once every call has one. */
+  drafts: Readonly<Record<string, Decision>>;
+  lastOutcome: LastOutcome | null;
+  /** The thread owner's `sub`; null before the thread exists. */
+  owner: string | null;
+  error: SessionError | null;
+  /** A cancel was sent and the run has not ended yet. */
+  stopping: boolean;
+  /** Decisions were sent and the server has not answered yet. */
+  submitting: boolean;
+}
+
+export interface TollgateSessionOptions {
+  baseUrl: string;
+  threadId: string;
+  token?: TokenSource;
+  /** Defaults to the global fetch. */
+  fetch?: typeof fetch;
+}
+
+/** How long after `expires_at` the page asks again whether the server has closed the interrupt. */
+const EXPIRY_RECHECK_MS = [1_000, 2_000, 4_000, 8_000, 15_000];
+
+export class TollgateSession {
+  readonly threadId: string;
+  readonly clock: ServerClock;
+  readonly #client: TollgateClient;
+  readonly #listeners = new Set<() => void>();
+  #view: ThreadView | null = null;
+  #loadedMessages: readonly ThreadMessage[] = [];
+  #blocks: RunBlock[] = [];
+  #status: SessionStatus = "loading";
+  #pending: InterruptPayload | null = null;
+  #canDecide = false;
+  #drafts: Record<string, Decision> = {};
+  #error: SessionError | null = null;
+  #stopping = false;
+  #submitting = false;
+  #live: EventStream | undefined;
+  #expiryTimer: ReturnType<typeof setTimeout> | undefined;
+  #disposed = false;
+  #snapshot: TollgateSnapshot;
+
+  constructor(opts: TollgateSessionOptions) {
+    this.threadId = opts.threadId;
+    this.clock = new ServerClock();
+    this.#client = new TollgateClient({
+      baseUrl: opts.baseUrl,
+      token: opts.token,
+      fetch: this.clock.wrapFetch(opts.fetch ?? globalThis.fetch),
+    });
+    this.#snapshot = this.#build();
+  }
+
+  subscribe = (listener: () => void): (() => void) => {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  };
+
+  getSnapshot = (): TollgateSnapshot => this.#snapshot;
+
+  /**
+   * Loads the thread and replays its latest run from the first event, so a reload mid-stream
+   * shows the text streamed so far and follows the rest, and a reload while waiting shows the
+   * card. A thread that does not exist yet is an empty one (the first `send` creates it).
+   */
+  async start(): Promise<void> {
+    let view: ThreadView | null;
+    try {
+      view = await this.#client.getThread(this.threadId);
+    } catch (err) {
+      if (!(err instanceof TollgateError && err.code === "thread_not_found")) {
+        this.#fail(err);
+        this.#status = "idle";
+        this.#emit();
+        return;
+      }
+      view = null;
+    }
+    if (this.#disposed) return;
+    this.#setView(view);
+    this.#loadedMessages = view?.messages ?? [];
+    this.#emit();
+    if (view) await this.#pump(this.#client.stream(this.threadId), { events: [] }, "replay");
+  }
+
+  /** Sends a user message; resolves when its run ends (at an interrupt, done, error or stop). */
+  async send(text: string): Promise<void> {
+    const block: RunBlock = { userText: text, messagesBefore: this.#view?.messages.length ?? 0, events: [] };
+    this.#error = null;
+    this.#status = "running";
+    // `continue`: closing or reloading the page must not stop the run; only Stop does.
+    await this.#pump(this.#client.run(this.threadId, text, { on_disconnect: "continue" }), block, "start");
+  }
+
+  /** Approves a pending call as the model asked for it. */
+  approve(callId: string): Promise<void> {
+    return this.#draft({ call_id: callId, approved: true });
+  }
+
+  /** Rejects a pending call; the model is told `Rejected: <reason>`. */
+  reject(callId: string, reason?: string): Promise<void> {
+    return this.#draft({ call_id: callId, approved: false, ...(reason ? { reason } : {}) });
+  }
+
+  /** Approves a pending call with some of its arguments replaced (an editable tool only). */
+  edit(callId: string, editedArgs: Record<string, unknown>): Promise<void> {
+    return this.#draft({ call_id: callId, approved: true, edited_args: editedArgs });
+  }
+
+  /**
+   * Sends decisions for the open interrupt now; the server rejects any pending call without one.
+   * Resolves when the continuation ends.
+   */
+  async decide(decisions: Decision[]): Promise<void> {
+    const pending = this.#pending;
+    if (!pending || this.#submitting) return;
+    const block: RunBlock = { messagesBefore: this.#view?.messages.length ?? 0, events: [] };
+    this.#error = null;
+    this.#submitting = true;
+    this.#emit();
+    const stream = this.#client.resume(this.threadId, pending.interrupt_id, decisions, { on_disconnect: "continue" });
+    await this.#pump(stream, block, "resume");
+  }
+
+  /**
+   * Stops the run: the server aborts the model's request and the stream ends with `cancelled`,
+   * which marks the partial answer stopped. Resolves once the cancel is accepted.
+   */
+  async stop(): Promise<void> {
+    if (this.#status !== "running" || this.#stopping) return;
+    this.#stopping = true;
+    this.#emit();
+    try {
+      await this.#client.cancel(this.threadId);
+    } catch (err) {
+      this.#stopping = false;
+      this.#fail(err);
+      this.#emit();
+      return;
+    }
+    // Without a stream to bring the `cancelled` event, the thread's state says how it ended.
+    if (!this.#live) await this.refresh();
+  }
+
+  /** Reads the thread again (status, pending, results written while nobody streamed). */
+  async refresh(): Promise<void> {
+    try {
+      const view = await this.#client.getThread(this.threadId);
+      if (this.#disposed) return;
+      this.#setView(view);
+      if (view.pending) await this.#checkMayDecide(view.pending);
+    } catch (err) {
+      if (err instanceof TollgateError && err.code === "thread_not_found") this.#setView(null);
+      else this.#fail(err);
+    }
+    this.#emit();
+  }
+
+  /** Clears a shown request error. */
+  dismissError(): void {
+    this.#error = null;
+    this.#emit();
+  }
+
+  /** Closes the stream (the run goes on on the server) and stops timers. */
+  dispose(): void {
+    this.#disposed = true;
+    this.#live?.stop();
+    clearTimeout(this.#expiryTimer);
+    this.#listeners.clear();
+  }
+
+  async #draft(decision: Decision): Promise<void> {
+    const pending = this.#pending;
+    if (!pending || !pending.calls.some((c) => c.call_id === decision.call_id)) return;
+    this.#drafts = { ...this.#drafts, [decision.call_id]: decision };
+    this.#emit();
+    if (pending.calls.every((c) => this.#drafts[c.call_id])) {
+      await this.decide(pending.calls.map((c) => this.#drafts[c.call_id]!));
+    }
+  }
+
+  /**
+   * Reads one stream into its block. A `start`/`resume` the server refuses (409, 410, 429…)
+   * leaves no block and shows the error; a stream lost mid-run shows the error and the thread is
+   * read again. Each ends with a fresh read of the thread.
+   */
+  async #pump(stream: EventStream, block: RunBlock, kind: "start" | "resume" | "replay"): Promise<void> {
+    if (this.#disposed) return stream.stop();
+    this.#live?.stop();
+    this.#live = stream;
+    this.#blocks.push(block);
+    this.#emit();
+    try {
+      for await (const event of stream) {
+        if (this.#disposed) return;
+        if (block.events.length === 0 && kind === "resume") {
+          this.#pending = null;
+          this.#drafts = {};
+        }
+        appendEvent(block, event);
+        if (!isTerminal(event)) this.#status = "running";
+        else this.#onTerminal(event);
+        this.#emit();
+      }
+    } catch (err) {
+      if (this.#disposed) return;
+      this.#fail(err);
+    } finally {
+      if (this.#live === stream) this.#live = undefined;
+      if (block.events.length === 0) this.#blocks = this.#blocks.filter((b) => b !== block);
+      if (kind === "resume") {
+        this.#submitting = false;
+        this.#drafts = {};
+      }
+      this.#stopping = false;
+    }
+    if (!this.#disposed) await this.refresh();
+  }
+
+  #onTerminal(event: { type: string } & Partial<InterruptPayload>): void {
+    if (event.type === "interrupt") {
+      this.#status = "waiting_human";
+      this.#pending = event as InterruptPayload;
+    } else {
+      this.#status = "idle";
+      this.#pending = null;
+    }
+  }
+
+  #setView(view: ThreadView | null): void {
+    this.#view = view;
+    // A stream still open owns the status until its terminal event.
+    if (!this.#live) this.#status = view?.status ?? "idle";
+    const before = this.#pending?.interrupt_id;
+    this.#pending = view?.pending ?? (this.#live ? this.#pending : null);
+    if (this.#pending?.interrupt_id !== before) this.#drafts = {};
+    if (!this.#pending) this.#canDecide = false;
+    this.#scheduleExpiryCheck();
+  }
+
+  async #checkMayDecide(pending: InterruptPayload): Promise<void> {
+    try {
+      const { items } = await this.#client.approvals();
+      this.#canDecide = items.some((i) => i.interrupt_id === pending.interrupt_id);
+    } catch {
+      this.#canDecide = false; // no inbox for this caller: the card shows who must decide
+    }
+  }
+
+  /**
+   * The server closes an expired interrupt on its own; nothing streams then, so past the deadline
+   * the page reads the thread again until the results are there.
+   */
+  #scheduleExpiryCheck(attempt = 0): void {
+    clearTimeout(this.#expiryTimer);
+    const pending = this.#pending;
+    if (!pending || this.#disposed || attempt >= EXPIRY_RECHECK_MS.length) return;
+    const due = Date.parse(pending.expires_at) - this.clock.now() + EXPIRY_RECHECK_MS[attempt]!;
+    this.#expiryTimer = setTimeout(async () => {
+      await this.refresh();
+      if (this.#pending?.interrupt_id === pending.interrupt_id) this.#scheduleExpiryCheck(attempt + 1);
+    }, Math.max(0, due));
+  }
+
+  #fail(err: unknown): void {
+    this.#error =
+      err instanceof TollgateError
+        ? { code: err.code, message: err.message, status: err.status }
+        : { code: "network_error", message: err instanceof Error ? err.message : String(err), status: 0 };
+  }
+
+  #emit(): void {
+    this.#snapshot = this.#build();
+    for (const listener of this.#listeners) listener();
+  }
+
+  #build(): TollgateSnapshot {
+    const messages = buildTimeline({
+      messages: this.#view?.messages ?? [],
+      loadedMessages: this.#loadedMessages,
+      blocks: this.#blocks,
+      pendingCallIds: this.#pending?.calls.map((c) => c.call_id),
+    });
+    const last = messages.at(-1);
+    return {
+      threadId: this.threadId,
+      status: this.#status,
+      messages,
+      streamingText: last?.kind === "assistant" && last.state === "streaming" ? last.text : "",
+      toolCards: messages.flatMap((m) => (m.kind === "tool" ? [m.card] : [])),
+      pending: this.#pending,
+      canDecide: this.#canDecide,
+      drafts: this.#drafts,
+      lastOutcome: this.#view?.last_outcome ?? null,
+      owner: this.#view?.owner ?? null,
+      error: this.#error,
+      stopping: this.#stopping,
+      submitting: this.#submitting,
+    };
+  }
+}

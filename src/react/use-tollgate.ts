@@ -1,0 +1,86 @@
+import { useEffect, useRef, useState, useSyncExternalStore } from "react";
+import type { TokenSource } from "../client/index.js";
+import type { Decision } from "../protocol/index.js";
+import { TollgateSession, type TollgateSnapshot } from "./tollgate-session.js";
+
+export interface UseTollgateOptions {
+  /** Server origin, e.g. `http://127.0.0.1:8787` (or `""`/`location.origin` for the same origin). */
+  baseUrl: string;
+  threadId: string;
+  /** Bearer token, or a function giving the current one; read afresh on every request. */
+  token?: TokenSource;
+  /** Defaults to the global fetch. */
+  fetch?: typeof fetch;
+}
+
+export interface UseTollgateResult extends TollgateSnapshot {
+  /** Sends a user message (the thread is created if it does not exist). */
+  send(text: string): Promise<void>;
+  approve(callId: string): Promise<void>;
+  reject(callId: string, reason?: string): Promise<void>;
+  edit(callId: string, editedArgs: Record<string, unknown>): Promise<void>;
+  /** Sends these decisions at once; pending calls without one are rejected by the server. */
+  decide(decisions: Decision[]): Promise<void>;
+  /** Cancels the running run; its partial answer ends marked stopped. */
+  stop(): Promise<void>;
+  /** Reads the thread again. */
+  refresh(): Promise<void>;
+  dismissError(): void;
+  /** The server's clock (from its `Date` header), for counting down to `expires_at`. */
+  serverNow(): number;
+}
+
+/**
+ * One tollgate thread in a React component: its messages, the answer streaming now, tool cards,
+ * the pending approval, and the actions on them. On mount it loads the thread and replays its
+ * latest run, so a reload mid-stream continues the text and a reload while waiting brings the
+ * approval card back. Runs it starts survive the page closing (`on_disconnect: "continue"`);
+ * only `stop()` cancels them. A new `threadId` starts a new session.
+ */
+export function useTollgate(opts: UseTollgateOptions): UseTollgateResult {
+  // The latest token prop, read at request time: a new token does not restart the session.
+  const tokenRef = useRef(opts.token);
+  tokenRef.current = opts.token;
+  const [session, setSession] = useState(() => createSession(opts, tokenRef));
+
+  useEffect(() => {
+    const next = session.threadId === opts.threadId && !sessionDisposed.has(session) ? session : createSession(opts, tokenRef);
+    if (next !== session) setSession(next);
+    void next.start();
+    return () => {
+      sessionDisposed.add(next);
+      next.dispose();
+    };
+    // The session is per thread and server; fetch and token are read through the session.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [opts.baseUrl, opts.threadId]);
+
+  const snapshot = useSyncExternalStore(session.subscribe, session.getSnapshot, session.getSnapshot);
+  return {
+    ...snapshot,
+    send: (text) => session.send(text),
+    approve: (callId) => session.approve(callId),
+    reject: (callId, reason) => session.reject(callId, reason),
+    edit: (callId, args) => session.edit(callId, args),
+    decide: (decisions) => session.decide(decisions),
+    stop: () => session.stop(),
+    refresh: () => session.refresh(),
+    dismissError: () => session.dismissError(),
+    serverNow: () => session.clock.now(),
+  };
+}
+
+/** Sessions whose effect was cleaned up (React may run an effect twice in development). */
+const sessionDisposed = new WeakSet<TollgateSession>();
+
+function createSession(opts: UseTollgateOptions, tokenRef: { current: TokenSource | undefined }): TollgateSession {
+  return new TollgateSession({
+    baseUrl: opts.baseUrl,
+    threadId: opts.threadId,
+    fetch: opts.fetch,
+    token: async () => {
+      const t = tokenRef.current;
+      return typeof t === "function" ? t() : t;
+    },
+  });
+}
