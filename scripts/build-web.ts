@@ -6,9 +6,27 @@
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
+import { build, type Plugin } from "esbuild";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+/**
+ * zod re-exports every one of its ~40 message locales from its index, which no bundler can drop:
+ * they were a third of the page. The page shows the server's messages, never zod's, so it gets
+ * English only (the one zod configures by default).
+ */
+const englishOnlyZod: Plugin = {
+  name: "english-only-zod",
+  setup(b) {
+    b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      /[\\/]zod[\\/]/.test(args.importer) ? { path: "zod-locales", namespace: "zod-locales" } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: "zod-locales" }, () => ({
+      contents: 'export { default as en } from "zod/v4/locales/en.js";',
+      resolveDir: root,
+    }));
+  },
+};
 
 /** Builds into `outDir` (default dist/web); returns the directory. */
 export async function buildWeb(outDir = path.join(root, "dist/web")): Promise<string> {
@@ -26,6 +44,7 @@ export async function buildWeb(outDir = path.join(root, "dist/web")): Promise<st
     legalComments: "none",
     define: { "process.env.NODE_ENV": '"production"' },
     logLevel: "warning",
+    plugins: [englishOnlyZod],
   });
   fs.copyFileSync(path.join(root, "src/web/styles.css"), path.join(assets, "styles.css"));
   fs.copyFileSync(path.join(root, "src/web/index.html"), path.join(outDir, "index.html"));
