@@ -30,7 +30,7 @@ const PAGE_HEADERS = {
 };
 
 interface Asset {
-  body: Uint8Array;
+  body: Uint8Array<ArrayBuffer>;
   type: string;
   etag: string;
 }
@@ -70,7 +70,7 @@ function loadAssets(dir: string): Map<string, Asset> {
   const add = (name: string) => {
     const file = path.join(dir, name);
     if (!fs.existsSync(file) || !fs.statSync(file).isFile()) return;
-    const body = fs.readFileSync(file);
+    const body = new Uint8Array(fs.readFileSync(file));
     const etag = `"${createHash("sha256").update(body).digest("base64url").slice(0, 22)}"`;
     out.set(name, { body, type: TYPES[path.extname(name)] ?? "application/octet-stream", etag });
   };
