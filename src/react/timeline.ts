@@ -182,8 +182,10 @@ class Builder {
           this.markWaiting(e.calls.map((c) => c.call_id));
           return;
         case "done":
-          // A run whose model sent its answer without tokens still has one.
-          if (!answer && e.message && !this.#lastAnswerIs(e.message)) {
+          // A run whose model sent its answer without tokens still has one. `message` is the last
+          // assistant text, which may be one already shown before the tools it asked for ran
+          // (max_rounds right after them, or a resume that hit the limit): not twice.
+          if (!answer && e.message && !this.#answeredSinceUser(e.message)) {
             this.items.push({ kind: "assistant", key, text: e.message, state: "done" });
           }
           closeAnswer("done");
@@ -200,9 +202,14 @@ class Builder {
     });
   }
 
-  #lastAnswerIs(text: string): boolean {
-    const last = this.items.at(-1);
-    return last?.kind === "assistant" && last.text === text;
+  /** Whether the latest answer since the latest user message, tool cards between them aside, is `text`. */
+  #answeredSinceUser(text: string): boolean {
+    for (let i = this.items.length - 1; i >= 0; i--) {
+      const item = this.items[i]!;
+      if (item.kind === "user") return false;
+      if (item.kind === "assistant") return item.text === text;
+    }
+    return false;
   }
 
   #addCard(callId: string, card: ToolCard): ToolCard {

@@ -226,6 +226,11 @@ export class TollgateSession {
     this.#live = stream;
     this.#blocks.push(block);
     this.#emit();
+    // A replay of a run that had already ended when the thread was read is history, not a run:
+    // the thread's view keeps the status and the pending interrupt (an interrupt the replay ends
+    // at may have expired or been cancelled since), and the replay shows at once when complete
+    // instead of as a stream (no "running", no Stop, no streaming answer for a moment).
+    const live = kind !== "replay" || this.#view?.status === "running";
     try {
       for await (const event of stream) {
         if (this.#disposed) return;
@@ -234,6 +239,7 @@ export class TollgateSession {
           this.#drafts = {};
         }
         appendEvent(block, event);
+        if (!live) continue;
         if (!isTerminal(event)) this.#status = "running";
         else this.#onTerminal(event);
         this.#emit();
