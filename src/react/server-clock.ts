@@ -37,6 +37,14 @@ export class ServerClock {
     return Number.isFinite(this.#low) && Number.isFinite(this.#high) ? Math.round((this.#low + this.#high) / 2) : 0;
   }
 
+  /**
+   * The latest time the server's clock may read now (the offset's upper bound): what a countdown
+   * should use, so that it never shows more time than is left. `now()` until a `Date` was seen.
+   */
+  latest(): number {
+    return Number.isFinite(this.#high) ? this.#localNow() + this.#high : this.now();
+  }
+
   /** The server's current time in ms since the epoch. */
   now(): number {
     return this.#localNow() + this.offset();

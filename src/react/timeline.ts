@@ -41,6 +41,8 @@ export interface RunBlock {
    */
   messagesBefore?: number;
   events: ProtocolEvent[];
+  /** The id of its last event seen: where following it again resumes. */
+  lastEventId?: string;
 }
 
 export interface TimelineInput {

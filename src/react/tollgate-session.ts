@@ -1,5 +1,5 @@
 import { TollgateClient, TollgateError, type EventStream, type TokenSource } from "../client/index.js";
-import type { Decision, InterruptPayload, LastOutcome, ThreadMessage, ThreadView } from "../protocol/index.js";
+import type { Decision, InterruptPayload, LastOutcome, ProtocolEvent, ThreadMessage, ThreadView } from "../protocol/index.js";
 import { isTerminal } from "../protocol/index.js";
 import { ServerClock } from "./server-clock.js";
 import { appendEvent, buildTimeline, type RunBlock, type TimelineItem, type ToolCard } from "./timeline.js";
@@ -52,11 +52,16 @@ export interface TollgateSessionOptions {
   fetch?: typeof fetch;
 }
 
-/** How long after `expires_at` the page asks again whether the server has closed the interrupt. */
-const EXPIRY_RECHECK_MS = [1_000, 2_000, 4_000, 8_000, 15_000];
+/**
+ * How often a thread that waits (or runs with no stream here) is read again. Nothing streams when
+ * someone else decides, when the server closes an expired interrupt, or when another tab's run
+ * goes on, so a page that only waited would never learn of it.
+ */
+const WATCH_MS = 2_000;
 
 export class TollgateSession {
   readonly threadId: string;
+  readonly baseUrl: string;
   readonly clock: ServerClock;
   readonly #client: TollgateClient;
   readonly #listeners = new Set<() => void>();
@@ -71,12 +76,13 @@ export class TollgateSession {
   #stopping = false;
   #submitting = false;
   #live: EventStream | undefined;
-  #expiryTimer: ReturnType<typeof setTimeout> | undefined;
+  #watchTimer: ReturnType<typeof setTimeout> | undefined;
   #disposed = false;
   #snapshot: TollgateSnapshot;
 
   constructor(opts: TollgateSessionOptions) {
     this.threadId = opts.threadId;
+    this.baseUrl = opts.baseUrl;
     this.clock = new ServerClock();
     this.#client = new TollgateClient({
       baseUrl: opts.baseUrl,
@@ -159,10 +165,11 @@ export class TollgateSession {
 
   /**
    * Stops the run: the server aborts the model's request and the stream ends with `cancelled`,
-   * which marks the partial answer stopped. Resolves once the cancel is accepted.
+   * which marks the partial answer stopped. While calls wait, withdraws them instead (each gets a
+   * `cancelled` result; only the owner or an admin may). Resolves once the cancel is accepted.
    */
   async stop(): Promise<void> {
-    if (this.#status !== "running" || this.#stopping) return;
+    if ((this.#status !== "running" && this.#status !== "waiting_human") || this.#stopping) return;
     this.#stopping = true;
     this.#emit();
     try {
@@ -201,7 +208,7 @@ export class TollgateSession {
   dispose(): void {
     this.#disposed = true;
     this.#live?.stop();
-    clearTimeout(this.#expiryTimer);
+    clearTimeout(this.#watchTimer);
     this.#listeners.clear();
   }
 
@@ -220,7 +227,7 @@ export class TollgateSession {
    * leaves no block and shows the error; a stream lost mid-run shows the error and the thread is
    * read again. Each ends with a fresh read of the thread.
    */
-  async #pump(stream: EventStream, block: RunBlock, kind: "start" | "resume" | "replay"): Promise<void> {
+  async #pump(stream: EventStream, block: RunBlock, kind: "start" | "resume" | "replay" | "follow"): Promise<void> {
     if (this.#disposed) return stream.stop();
     this.#live?.stop();
     this.#live = stream;
@@ -238,7 +245,9 @@ export class TollgateSession {
           this.#pending = null;
           this.#drafts = {};
         }
+        if (block.events.length === 0 && kind === "follow") block = this.#placeFollowed(block, event);
         appendEvent(block, event);
+        block.lastEventId = stream.lastEventId;
         if (!live) continue;
         if (!isTerminal(event)) this.#status = "running";
         else this.#onTerminal(event);
@@ -259,6 +268,31 @@ export class TollgateSession {
     if (!this.#disposed) await this.refresh();
   }
 
+  /**
+   * Where a followed run's events go: on into the block of the same run when this page saw its
+   * start (its stream was lost), else a new block; a new run that begins with the model (not
+   * with a decision's result) was started by a message sent elsewhere, which the thread has.
+   */
+  #placeFollowed(block: RunBlock, first: ProtocolEvent): RunBlock {
+    const known = this.#blocks.find((b) => b !== block && b.events[0]?.run_id === first.run_id);
+    if (known) {
+      this.#blocks = this.#blocks.filter((b) => b !== block);
+      return known;
+    }
+    if (first.type !== "tool_result") {
+      const messages = this.#view?.messages ?? [];
+      const user = [...messages].reverse().find((m) => m.role === "user");
+      if (user) block.userText = user.content;
+    }
+    return block;
+  }
+
+  /** Follows the thread's latest run from after the last event this page saw (204: nothing new). */
+  async #follow(): Promise<void> {
+    const lastEventId = this.#blocks.at(-1)?.lastEventId;
+    await this.#pump(this.#client.stream(this.threadId, lastEventId ? { lastEventId } : {}), { events: [] }, "follow");
+  }
+
   #onTerminal(event: { type: string } & Partial<InterruptPayload>): void {
     if (event.type === "interrupt") {
       this.#status = "waiting_human";
@@ -277,7 +311,7 @@ export class TollgateSession {
     this.#pending = view?.pending ?? (this.#live ? this.#pending : null);
     if (this.#pending?.interrupt_id !== before) this.#drafts = {};
     if (!this.#pending) this.#canDecide = false;
-    this.#scheduleExpiryCheck();
+    this.#watch();
   }
 
   async #checkMayDecide(pending: InterruptPayload): Promise<void> {
@@ -290,18 +324,20 @@ export class TollgateSession {
   }
 
   /**
-   * The server closes an expired interrupt on its own; nothing streams then, so past the deadline
-   * the page reads the thread again until the results are there.
+   * While the thread waits, or runs with no stream open here, reads it every `WATCH_MS`; when a
+   * run is going on (someone approved, another tab sent a message) or the wait ended, follows the
+   * latest run from after the last event seen. An expiry or a cancel elsewhere shows as results.
    */
-  #scheduleExpiryCheck(attempt = 0): void {
-    clearTimeout(this.#expiryTimer);
-    const pending = this.#pending;
-    if (!pending || this.#disposed || attempt >= EXPIRY_RECHECK_MS.length) return;
-    const due = Date.parse(pending.expires_at) - this.clock.now() + EXPIRY_RECHECK_MS[attempt]!;
-    this.#expiryTimer = setTimeout(async () => {
+  #watch(): void {
+    clearTimeout(this.#watchTimer);
+    if (this.#disposed || this.#live || (this.#status !== "waiting_human" && this.#status !== "running")) return;
+    this.#watchTimer = setTimeout(async () => {
+      const before = this.#status;
       await this.refresh();
-      if (this.#pending?.interrupt_id === pending.interrupt_id) this.#scheduleExpiryCheck(attempt + 1);
-    }, Math.max(0, due));
+      if (this.#disposed || this.#live) return;
+      if (this.#view?.status === "running" || (before === "waiting_human" && this.#status !== "waiting_human")) await this.#follow();
+      this.#watch();
+    }, WATCH_MS);
   }
 
   #fail(err: unknown): void {

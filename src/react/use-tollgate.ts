@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState, useSyncExternalStore } from "react";
+import { useEffect, useMemo, useRef, useState, useSyncExternalStore } from "react";
 import type { TokenSource } from "../client/index.js";
 import type { Decision } from "../protocol/index.js";
 import { TollgateSession, type TollgateSnapshot } from "./tollgate-session.js";
@@ -21,12 +21,15 @@ export interface UseTollgateResult extends TollgateSnapshot {
   edit(callId: string, editedArgs: Record<string, unknown>): Promise<void>;
   /** Sends these decisions at once; pending calls without one are rejected by the server. */
   decide(decisions: Decision[]): Promise<void>;
-  /** Cancels the running run; its partial answer ends marked stopped. */
+  /** Cancels the running run (its partial answer ends marked stopped), or withdraws the waiting calls. */
   stop(): Promise<void>;
   /** Reads the thread again. */
   refresh(): Promise<void>;
   dismissError(): void;
-  /** The server's clock (from its `Date` header), for counting down to `expires_at`. */
+  /**
+   * The server's clock (from its `Date` header) for counting down to `expires_at`: the latest it
+   * may read now, so a countdown never shows more time than is left.
+   */
   serverNow(): number;
 }
 
@@ -41,33 +44,47 @@ export function useTollgate(opts: UseTollgateOptions): UseTollgateResult {
   // The latest token prop, read at request time: a new token does not restart the session.
   const tokenRef = useRef(opts.token);
   tokenRef.current = opts.token;
-  const [session, setSession] = useState(() => createSession(opts, tokenRef));
+  const optsRef = useRef(opts);
+  optsRef.current = opts;
+  const [state, setState] = useState(() => ({ session: createSession(opts, tokenRef) }));
+  let session = state.session;
+  if (session.threadId !== opts.threadId || session.baseUrl !== opts.baseUrl) {
+    // From this render on, not one render later: the old thread's messages must not show under
+    // the new id, nor an action reach the old session.
+    session = createSession(opts, tokenRef);
+    setState({ session });
+  }
 
   useEffect(() => {
-    const next = session.threadId === opts.threadId && !sessionDisposed.has(session) ? session : createSession(opts, tokenRef);
-    if (next !== session) setSession(next);
-    void next.start();
+    if (sessionDisposed.has(session)) {
+      // React ran this effect's cleanup and then the effect again (development mode): a
+      // disposed session cannot restart, so the next render gets a fresh one.
+      setState({ session: createSession(optsRef.current, tokenRef) });
+      return;
+    }
+    void session.start();
     return () => {
-      sessionDisposed.add(next);
-      next.dispose();
+      sessionDisposed.add(session);
+      session.dispose();
     };
-    // The session is per thread and server; fetch and token are read through the session.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [opts.baseUrl, opts.threadId]);
+  }, [session]);
 
   const snapshot = useSyncExternalStore(session.subscribe, session.getSnapshot, session.getSnapshot);
-  return {
-    ...snapshot,
-    send: (text) => session.send(text),
-    approve: (callId) => session.approve(callId),
-    reject: (callId, reason) => session.reject(callId, reason),
-    edit: (callId, args) => session.edit(callId, args),
-    decide: (decisions) => session.decide(decisions),
-    stop: () => session.stop(),
-    refresh: () => session.refresh(),
-    dismissError: () => session.dismissError(),
-    serverNow: () => session.clock.now(),
-  };
+  const actions = useMemo(
+    () => ({
+      send: (text: string) => session.send(text),
+      approve: (callId: string) => session.approve(callId),
+      reject: (callId: string, reason?: string) => session.reject(callId, reason),
+      edit: (callId: string, args: Record<string, unknown>) => session.edit(callId, args),
+      decide: (decisions: Decision[]) => session.decide(decisions),
+      stop: () => session.stop(),
+      refresh: () => session.refresh(),
+      dismissError: () => session.dismissError(),
+      serverNow: () => session.clock.latest(),
+    }),
+    [session],
+  );
+  return { ...snapshot, ...actions };
 }
 
 /** Sessions whose effect was cleaned up (React may run an effect twice in development). */

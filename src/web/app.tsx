@@ -75,7 +75,7 @@ export function App() {
         ) : null}
       </header>
       <Sidebar client={client} me={me} activeThreadId={threadId} activity={activity} onNewChat={newChat} />
-      <Chat key={threadId} threadId={threadId} token={() => tokenRef.current} onOpenThread={openThread} onActivity={onActivity} />
+      <Chat key={threadId} threadId={threadId} me={me} token={() => tokenRef.current} onOpenThread={openThread} onActivity={onActivity} />
     </div>
   );
 }

@@ -1,11 +1,13 @@
 import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
 import type { TokenSource } from "../client/index.js";
+import type { Me } from "../protocol/index.js";
 import { useTollgate } from "../react/index.js";
 import { ApprovalCard } from "./approval-card.js";
 import { Conversation } from "./conversation.js";
 
 interface ChatProps {
   threadId: string;
+  me: Me;
   token: TokenSource;
   onOpenThread(id: string): void;
   /** Called when a run ends, so lists elsewhere on the page are read again. */
@@ -13,7 +15,7 @@ interface ChatProps {
 }
 
 /** One thread: the conversation, the approval cards of its open interrupt, and the composer. */
-export function Chat({ threadId, token, onOpenThread, onActivity }: ChatProps) {
+export function Chat({ threadId, me, token, onOpenThread, onActivity }: ChatProps) {
   const t = useTollgate({ baseUrl: window.location.origin, threadId, token });
   const [draft, setDraft] = useState("");
 
@@ -64,6 +66,12 @@ export function Chat({ threadId, token, onOpenThread, onActivity }: ChatProps) {
               onEdit={(args) => t.edit(call.call_id, args)}
             />
           ))}
+          {t.owner === me.sub || me.roles.includes("admin") ? (
+            // Only the owner (or an admin) may cancel: the one way out of a request nobody decides.
+            <button type="button" className="withdraw" onClick={() => void t.stop()} disabled={t.stopping || t.submitting}>
+              Withdraw request
+            </button>
+          ) : null}
         </div>
       ) : null}
       {t.error ? (

@@ -121,6 +121,8 @@ describe("useTollgate", () => {
     await h.until("first answered", (r) => r.lastOutcome === "completed");
 
     h.rerender({ baseUrl: server.url, threadId: second });
+    // From the very render that names the new thread: nothing of the first thread shows under it.
+    expect(h.result.current).toMatchObject({ threadId: second, status: "loading", messages: [] });
     const other = await h.until("the second thread loaded", (r) => r.threadId === second && r.status === "idle" && r.lastOutcome === "completed" && r.messages.length > 0);
     expect(other.messages[0]).toMatchObject({ kind: "user", text: "where is A-1003" });
     expect(other.messages.some((m) => (m.kind === "user" || m.kind === "assistant") && m.text === HELP)).toBe(false);

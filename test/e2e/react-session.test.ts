@@ -358,6 +358,29 @@ describe("four eyes (AUTH_TOKENS)", () => {
     } finally {
       db.close();
     }
+
+    // Alice only waited: her session learns of the decision by itself and shows the continuation
+    // someone else started — the result and the answer, once — with no reload.
+    const seen = await waitFor(alice, "alice sees the approved refund and the answer", (x) => x.status === "idle" && answers(x).some((a) => a.text.startsWith("Done: refunded")));
+    expect(seen).toMatchObject({ pending: null, lastOutcome: "completed" });
+    expect(card(seen, "refund_order")?.status).toBe("ok");
+    expect(read(seen.messages).filter((l) => l.startsWith("user:"))).toEqual([`user: ${REFUND}`]);
+    expect(answers(seen).filter((a) => a.text.startsWith("Done: refunded"))).toHaveLength(1);
+  });
+
+  it("the owner may withdraw a request nobody has decided: every call ends cancelled", async () => {
+    const { id, s: alice, callId } = await refundWaiting(auth, "withdraw", { token: "tok-alice-0001" });
+    await alice.stop();
+    const end = await waitFor(alice, "withdrawn", (x) => x.status === "idle" && x.pending === null);
+    expect(end).toMatchObject({ lastOutcome: "cancelled", error: null });
+    expect(card(end, "refund_order")?.status).toBe("cancelled");
+    const db = openDb(auth.dataDir);
+    try {
+      expect(db.rows("audit", "thread_id = ?", id)).toMatchObject([{ decision: "cancelled", by_sub: "alice" }]);
+      expect(db.rows("refunds", "call_id = ?", callId)).toEqual([]);
+    } finally {
+      db.close();
+    }
   });
 
   it("an email is the owner's to decide: the owner's session may", async () => {
@@ -393,6 +416,11 @@ describe("request errors", () => {
     await sending;
     const view = await new TollgateClient({ baseUrl: demo.url }).getThread(id);
     expect(view.messages.filter((m) => m.role === "user").map((m) => m.content)).toEqual(["hello there"]);
+
+    // B was refused, not stuck: it follows A's run to its end and shows it like A does.
+    const followed = await waitFor(b, "B shows A's run to its end", (x) => x.status === "idle" && answers(x).some((m) => m.state === "done"));
+    expect(read(followed.messages)).toEqual(read(a.getSnapshot().messages));
+    expect(answers(followed).map((m) => m.text)).toEqual([HELP]);
   });
 
   it("a server that cannot be reached is a request error, not a hang", async () => {

@@ -34,6 +34,19 @@ describe("ServerClock", () => {
     expect(clock.offset()).toBe(500);
   });
 
+  it("latest() is never earlier than the server's true time, so a countdown never shows more than is left", () => {
+    for (const trueOffset of [-HOUR, -1234, 0, 250, 999, HOUR]) {
+      const { clock, set } = fakeLocal(0);
+      for (let sent = 50_000; sent < 60_000; sent += 777) {
+        const stamped = sent + 35 + trueOffset; // written 35 ms into a 90 ms request
+        clock.observe(date(Math.floor(stamped / 1000) * 1000), sent, sent + 90);
+        set(sent + 90);
+        expect(clock.latest(), `offset ${trueOffset}`).toBeGreaterThanOrEqual(sent + 90 + trueOffset);
+        expect(clock.latest() - (sent + 90 + trueOffset), `offset ${trueOffset}`).toBeLessThanOrEqual(1_100);
+      }
+    }
+  });
+
   it("intersects the bounds of every response: the estimate narrows to the true offset", () => {
     const trueOffset = 250; // the server is 250 ms ahead
     const { clock } = fakeLocal(0);
