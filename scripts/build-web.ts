@@ -31,6 +31,8 @@ const englishOnlyZod: Plugin = {
 /** Builds into `outDir` (default dist/web); returns the directory. */
 export async function buildWeb(outDir = path.join(root, "dist/web")): Promise<string> {
   const assets = path.join(outDir, "assets");
+  // The server serves every file here: nothing from an older build may linger.
+  fs.rmSync(assets, { recursive: true, force: true });
   fs.mkdirSync(assets, { recursive: true });
   await build({
     entryPoints: { app: path.join(root, "src/web/main.tsx") },

@@ -1,4 +1,4 @@
-import type { EventOf, ProtocolEvent, ThreadMessage, ToolStatus } from "../protocol/index.js";
+import { isTerminal, type EventOf, type ProtocolEvent, type ThreadMessage, type ToolStatus } from "../protocol/index.js";
 
 /**
  * What a chat shows, derived from two sources that overlap: the thread's committed messages
@@ -36,10 +36,15 @@ export interface RunBlock {
   /** The message that started it, when this page sent it. */
   userText?: string;
   /**
-   * How many of the thread's messages existed before this run, when this page started it. Absent
-   * for a run replayed after a reload: then the events tell where the run begins (`runStart`).
+   * How many of the thread's messages the page knew of when it started this run: where the run
+   * is placed until the thread is read again and its own messages can be found (`blockStart`).
    */
   messagesBefore?: number;
+  /**
+   * How many messages the thread had when read right after this run ended: its own end there, and
+   * messages after it that no watched run accounts for (another client's) show as history.
+   */
+  messagesAfter?: number;
   events: ProtocolEvent[];
   /** The id of its last event seen: where following it again resumes. */
   lastEventId?: string;
@@ -68,38 +73,62 @@ export function appendEvent(block: RunBlock, event: ProtocolEvent): void {
 }
 
 /**
- * Where a replayed run's own messages begin among the thread's messages. A resume's first event
- * is the `tool_result` of a decided call (its assistant message stays history); any other run
- * starts at a user message, which the run committed first. With no event yet nothing of the run
- * can be told apart, so everything stays history until one arrives.
+ * Where a run's own messages begin among the thread's messages, searching from `from` (the end of
+ * what earlier runs account for):
+ * - a run this page started committed its user message first: the first user message with its text;
+ * - a resume's first event is the `tool_result` of a decided call: that tool message (the call's
+ *   assistant message stays history);
+ * - a run replayed after a reload that began with the model started at the last user message of
+ *   the thread as loaded (`loaded`);
+ * - a run whose first event is its end (say a model error) added nothing: it sits after them all.
+ * Until the run's messages can be found (the thread not read again yet), it sits where the page
+ * last knew the thread to end.
  */
-export function runStart(messages: readonly ThreadMessage[], events: readonly ProtocolEvent[]): number {
-  const first = events[0];
-  if (!first) return messages.length;
-  if (first.type === "tool_result") {
-    const results = new Set(events.filter((e) => e.type === "tool_result").map((e) => (e as EventOf<"tool_result">).call_id));
-    const at = messages.findIndex((m) => m.role === "tool" && m.tool_call_id !== undefined && results.has(m.tool_call_id));
-    return at === -1 ? messages.length : at;
+export function blockStart(messages: readonly ThreadMessage[], from: number, block: RunBlock, loaded?: readonly ThreadMessage[]): number {
+  const fallback = Math.max(from, Math.min(block.messagesBefore ?? messages.length, messages.length));
+  const found = (at: number) => (at === -1 ? fallback : at);
+  // Messages are append-only: nothing of a run can sit before what existed when it started.
+  from = Math.max(from, Math.min(block.messagesBefore ?? 0, messages.length));
+  if (block.userText !== undefined) {
+    return found(indexFrom(messages, from, (m) => m.role === "user" && m.content === block.userText));
   }
-  for (let i = messages.length - 1; i >= 0; i--) if (messages[i]!.role === "user") return i + 1;
-  return messages.length;
+  const first = block.events[0];
+  if (!first) return fallback;
+  if (first.type === "tool_result") {
+    const results = new Set(block.events.flatMap((e) => (e.type === "tool_result" ? [e.call_id] : [])));
+    return found(indexFrom(messages, from, (m) => m.role === "tool" && m.tool_call_id !== undefined && results.has(m.tool_call_id)));
+  }
+  if (isTerminal(first)) return Math.max(from, Math.min(block.messagesAfter ?? messages.length, messages.length));
+  if (loaded) {
+    for (let i = loaded.length - 1; i >= from; i--) if (loaded[i]!.role === "user") return Math.min(i + 1, messages.length);
+  }
+  return fallback;
 }
 
-/** The chat, in order: history from messages, then each watched run from its events. */
+function indexFrom(messages: readonly ThreadMessage[], from: number, test: (m: ThreadMessage) => boolean): number {
+  for (let i = from; i < messages.length; i++) if (test(messages[i]!)) return i;
+  return -1;
+}
+
+/**
+ * The chat, in order: each watched run from its events, placed among the thread's messages;
+ * messages no watched run accounts for (before the first, between runs, another client's) as
+ * history. A run's own messages only settle its cards: an expiry or a cancel closed the gate while
+ * the page only waited, and nothing streamed.
+ */
 export function buildTimeline(input: TimelineInput): TimelineItem[] {
   const { messages, blocks } = input;
-  const first = blocks[0];
-  const cut = !first
-    ? messages.length
-    : first.messagesBefore ?? Math.min(runStart(input.loadedMessages, first.events), messages.length);
-
   const builder = new Builder();
-  for (const [i, m] of messages.slice(0, cut).entries()) builder.message(m, i);
-  blocks.forEach((block, b) => builder.block(block, b));
-  // Results nobody streamed: an expiry or a cancel closed the gate while the page only waited.
-  for (const m of messages.slice(cut)) {
-    if (m.role === "tool" && m.tool_call_id !== undefined) builder.settleFromMessage(m);
-  }
+  let cursor = 0;
+  blocks.forEach((block, b) => {
+    const start = blockStart(messages, cursor, block, b === 0 ? input.loadedMessages : undefined);
+    for (let i = cursor; i < start; i++) builder.message(messages[i]!, i);
+    builder.block(block, b);
+    const end = block.messagesAfter === undefined ? messages.length : Math.max(start, Math.min(block.messagesAfter, messages.length));
+    for (let i = start; i < end; i++) builder.settleFromMessage(messages[i]!);
+    cursor = end;
+  });
+  for (let i = cursor; i < messages.length; i++) builder.message(messages[i]!, i);
   builder.markWaiting(input.pendingCallIds ?? []);
   return builder.items;
 }
@@ -129,7 +158,8 @@ class Builder {
   }
 
   settleFromMessage(m: ThreadMessage): void {
-    const card = this.#cards.get(m.tool_call_id!);
+    if (m.role !== "tool" || m.tool_call_id === undefined) return;
+    const card = this.#cards.get(m.tool_call_id);
     if (!card || SETTLED.has(card.status)) return;
     const status = m.status ?? "ok";
     this.#replace(card, {

@@ -66,7 +66,8 @@ export class TollgateSession {
   readonly #client: TollgateClient;
   readonly #listeners = new Set<() => void>();
   #view: ThreadView | null = null;
-  #loadedMessages: readonly ThreadMessage[] = [];
+  /** The messages when the thread was first read, which a replayed first run is placed against. */
+  #loadedMessages: readonly ThreadMessage[] | undefined;
   #blocks: RunBlock[] = [];
   #status: SessionStatus = "loading";
   #pending: InterruptPayload | null = null;
@@ -77,6 +78,7 @@ export class TollgateSession {
   #submitting = false;
   #live: EventStream | undefined;
   #watchTimer: ReturnType<typeof setTimeout> | undefined;
+  #watching = false;
   #disposed = false;
   #snapshot: TollgateSnapshot;
 
@@ -119,18 +121,22 @@ export class TollgateSession {
     }
     if (this.#disposed) return;
     this.#setView(view);
-    this.#loadedMessages = view?.messages ?? [];
     this.#emit();
     if (view) await this.#pump(this.#client.stream(this.threadId), { events: [] }, "replay");
   }
 
-  /** Sends a user message; resolves when its run ends (at an interrupt, done, error or stop). */
-  async send(text: string): Promise<void> {
+  /**
+   * Sends a user message; resolves when its run ends (at an interrupt, done, error or stop), with
+   * whether the server took the message (false: refused, see `error`; or not idle, nothing sent).
+   */
+  async send(text: string): Promise<boolean> {
+    if (this.#status !== "idle" || this.#disposed) return false;
     const block: RunBlock = { userText: text, messagesBefore: this.#view?.messages.length ?? 0, events: [] };
     this.#error = null;
     this.#status = "running";
     // `continue`: closing or reloading the page must not stop the run; only Stop does.
     await this.#pump(this.#client.run(this.threadId, text, { on_disconnect: "continue" }), block, "start");
+    return block.events.length > 0;
   }
 
   /** Approves a pending call as the model asked for it. */
@@ -154,7 +160,7 @@ export class TollgateSession {
    */
   async decide(decisions: Decision[]): Promise<void> {
     const pending = this.#pending;
-    if (!pending || this.#submitting) return;
+    if (!pending || this.#submitting || this.#status !== "waiting_human" || this.#live) return;
     const block: RunBlock = { messagesBefore: this.#view?.messages.length ?? 0, events: [] };
     this.#error = null;
     this.#submitting = true;
@@ -175,27 +181,38 @@ export class TollgateSession {
     try {
       await this.#client.cancel(this.threadId);
     } catch (err) {
-      this.#stopping = false;
       this.#fail(err);
-      this.#emit();
       return;
+    } finally {
+      // With a stream open, its end clears the flag; without one, nothing else would.
+      if (!this.#live) this.#stopping = false;
+      this.#emit();
     }
     // Without a stream to bring the `cancelled` event, the thread's state says how it ended.
     if (!this.#live) await this.refresh();
   }
 
-  /** Reads the thread again (status, pending, results written while nobody streamed). */
-  async refresh(): Promise<void> {
+  /**
+   * Reads the thread again (status, pending, results written while nobody streamed); says whether
+   * it could. A failed read while the thread runs or waits is retried by the watch.
+   */
+  async refresh(): Promise<boolean> {
+    let read = true;
     try {
       const view = await this.#client.getThread(this.threadId);
-      if (this.#disposed) return;
+      if (this.#disposed) return false;
       this.#setView(view);
       if (view.pending) await this.#checkMayDecide(view.pending);
     } catch (err) {
       if (err instanceof TollgateError && err.code === "thread_not_found") this.#setView(null);
-      else this.#fail(err);
+      else {
+        read = false;
+        this.#fail(err);
+        this.#watch();
+      }
     }
     this.#emit();
+    return read;
   }
 
   /** Clears a shown request error. */
@@ -265,7 +282,12 @@ export class TollgateSession {
       }
       this.#stopping = false;
     }
-    if (!this.#disposed) await this.refresh();
+    if (this.#disposed) return;
+    // The thread as read right after the run says where the run's own messages end.
+    if (await this.refresh()) {
+      const last = block.events.at(-1);
+      if (last && isTerminal(last)) block.messagesAfter = this.#view?.messages.length ?? 0;
+    }
   }
 
   /**
@@ -289,6 +311,7 @@ export class TollgateSession {
 
   /** Follows the thread's latest run from after the last event this page saw (204: nothing new). */
   async #follow(): Promise<void> {
+    if (this.#live) return;
     const lastEventId = this.#blocks.at(-1)?.lastEventId;
     await this.#pump(this.#client.stream(this.threadId, lastEventId ? { lastEventId } : {}), { events: [] }, "follow");
   }
@@ -305,6 +328,7 @@ export class TollgateSession {
 
   #setView(view: ThreadView | null): void {
     this.#view = view;
+    this.#loadedMessages ??= view?.messages ?? [];
     // A stream still open owns the status until its terminal event.
     if (!this.#live) this.#status = view?.status ?? "idle";
     const before = this.#pending?.interrupt_id;
@@ -329,13 +353,22 @@ export class TollgateSession {
    * latest run from after the last event seen. An expiry or a cancel elsewhere shows as results.
    */
   #watch(): void {
+    // One tick at a time: a slow read must not let a second tick follow the same run twice.
+    if (this.#watching) return;
     clearTimeout(this.#watchTimer);
     if (this.#disposed || this.#live || (this.#status !== "waiting_human" && this.#status !== "running")) return;
     this.#watchTimer = setTimeout(async () => {
-      const before = this.#status;
-      await this.refresh();
-      if (this.#disposed || this.#live) return;
-      if (this.#view?.status === "running" || (before === "waiting_human" && this.#status !== "waiting_human")) await this.#follow();
+      this.#watching = true;
+      try {
+        const before = this.#status;
+        const read = await this.refresh();
+        if (this.#disposed || this.#live || !read) return;
+        const last = this.#blocks.at(-1)?.events.at(-1);
+        const unfinished = last !== undefined && !isTerminal(last); // its stream was lost mid-run
+        if (this.#view?.status === "running" || before !== this.#status || unfinished) await this.#follow();
+      } finally {
+        this.#watching = false;
+      }
       this.#watch();
     }, WATCH_MS);
   }
@@ -355,7 +388,7 @@ export class TollgateSession {
   #build(): TollgateSnapshot {
     const messages = buildTimeline({
       messages: this.#view?.messages ?? [],
-      loadedMessages: this.#loadedMessages,
+      loadedMessages: this.#loadedMessages ?? [],
       blocks: this.#blocks,
       pendingCallIds: this.#pending?.calls.map((c) => c.call_id),
     });

@@ -14,8 +14,11 @@ export interface UseTollgateOptions {
 }
 
 export interface UseTollgateResult extends TollgateSnapshot {
-  /** Sends a user message (the thread is created if it does not exist). */
-  send(text: string): Promise<void>;
+  /**
+   * Sends a user message (the thread is created if it does not exist); resolves when its run ends,
+   * with whether the server took it (false: refused, see `error`, or the thread was not idle).
+   */
+  send(text: string): Promise<boolean>;
   approve(callId: string): Promise<void>;
   reject(callId: string, reason?: string): Promise<void>;
   edit(callId: string, editedArgs: Record<string, unknown>): Promise<void>;
@@ -23,8 +26,8 @@ export interface UseTollgateResult extends TollgateSnapshot {
   decide(decisions: Decision[]): Promise<void>;
   /** Cancels the running run (its partial answer ends marked stopped), or withdraws the waiting calls. */
   stop(): Promise<void>;
-  /** Reads the thread again. */
-  refresh(): Promise<void>;
+  /** Reads the thread again; says whether it could. */
+  refresh(): Promise<boolean>;
   dismissError(): void;
   /**
    * The server's clock (from its `Date` header) for counting down to `expires_at`: the latest it

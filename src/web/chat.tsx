@@ -27,16 +27,24 @@ export function Chat({ threadId, me, token, onOpenThread, onActivity }: ChatProp
     previous.current = status;
   }, [status, onActivity]);
 
+  // What the server would refuse is not offered: a message needs the `user` role on one's own (or
+  // a new) thread, or `admin`; a cancel needs the owner or an admin.
+  const isAdmin = me.roles.includes("admin");
+  const mayWrite = isAdmin || (me.roles.includes("user") && (t.owner === null || t.owner === me.sub));
+  const mayCancel = isAdmin || t.owner === me.sub;
+
   const send = async (e?: FormEvent) => {
     e?.preventDefault();
     const text = draft.trim();
     if (!text || status !== "idle") return;
     onOpenThread(threadId); // the hash names the thread from its first message on, for reloads
     setDraft("");
-    await t.send(text);
+    // A refused message (busy, rate limited, offline) comes back to the box, not lost.
+    if (!(await t.send(text))) setDraft((now) => now || text);
   };
   const onKey = (e: KeyboardEvent<HTMLTextAreaElement>) => {
-    if (e.key === "Enter" && !e.shiftKey) void send(e);
+    // Enter while an input method composes a word picks the word; it does not send.
+    if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) void send(e);
   };
 
   return (
@@ -66,7 +74,7 @@ export function Chat({ threadId, me, token, onOpenThread, onActivity }: ChatProp
               onEdit={(args) => t.edit(call.call_id, args)}
             />
           ))}
-          {t.owner === me.sub || me.roles.includes("admin") ? (
+          {mayCancel ? (
             // Only the owner (or an admin) may cancel: the one way out of a request nobody decides.
             <button type="button" className="withdraw" onClick={() => void t.stop()} disabled={t.stopping || t.submitting}>
               Withdraw request
@@ -82,6 +90,11 @@ export function Chat({ threadId, me, token, onOpenThread, onActivity }: ChatProp
           </button>
         </div>
       ) : null}
+      {!mayWrite ? (
+        <p className="composer muted" data-testid="read-only">
+          {t.owner ? `This is ${t.owner}'s thread: you may read it${t.canDecide ? " and decide its calls" : ""}.` : "Your roles do not include writing messages."}
+        </p>
+      ) : (
       <form className="composer" onSubmit={send}>
         <label htmlFor="message" className="visually-hidden">
           Message
@@ -94,7 +107,7 @@ export function Chat({ threadId, me, token, onOpenThread, onActivity }: ChatProp
           onChange={(e) => setDraft(e.target.value)}
           onKeyDown={onKey}
         />
-        {status === "running" ? (
+        {status === "running" && mayCancel ? (
           <button type="button" className="stop" onClick={() => void t.stop()} disabled={t.stopping}>
             Stop
           </button>
@@ -104,6 +117,7 @@ export function Chat({ threadId, me, token, onOpenThread, onActivity }: ChatProp
           </button>
         )}
       </form>
+      )}
     </main>
   );
 }

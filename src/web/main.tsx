@@ -1,3 +1,4 @@
+import "./strict-csp.js";
 import { createRoot } from "react-dom/client";
 import { App } from "./app.js";
 

@@ -22,9 +22,17 @@ export function useHashThread(): [threadId: string, open: (id: string) => void, 
   return [threadId, open, fresh];
 }
 
+/** The thread named in the hash, if it is a valid thread id; anything else opens a new chat. */
 function fromHash(): string | undefined {
   const m = /^#thread=([^&]+)$/.exec(window.location.hash);
-  return m ? decodeURIComponent(m[1]!) : undefined;
+  if (!m) return undefined;
+  let id: string;
+  try {
+    id = decodeURIComponent(m[1]!);
+  } catch {
+    return undefined; // a mangled link (`%E0%A4%A`) must not blank the page
+  }
+  return /^[A-Za-z0-9_-]{1,128}$/.test(id) ? id : undefined;
 }
 
 /** Thread ids are `[A-Za-z0-9_-]{1,128}`; 16 random bytes in base36 chunks fit. */

@@ -72,7 +72,7 @@ describe("useTollgate", () => {
     expect(h.result.current).toMatchObject({ threadId: id, status: "loading", messages: [] });
     await h.until("loaded", (r) => r.status === "idle");
 
-    let sending!: Promise<void>;
+    let sending!: Promise<boolean>;
     act(() => {
       sending = h.result.current.send("hello there");
     });
@@ -80,6 +80,7 @@ describe("useTollgate", () => {
     expect(HELP.startsWith(streaming.streamingText)).toBe(true);
     expect(streaming.streamingText.length).toBeLessThan(HELP.length);
     await act(() => sending);
+    expect(await sending, "the server took the message").toBe(true);
     const end = await h.until("done", (r) => r.status === "idle" && r.lastOutcome === "completed");
 
     expect(end.streamingText).toBe("");

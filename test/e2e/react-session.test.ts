@@ -372,7 +372,7 @@ describe("four eyes (AUTH_TOKENS)", () => {
     const { id, s: alice, callId } = await refundWaiting(auth, "withdraw", { token: "tok-alice-0001" });
     await alice.stop();
     const end = await waitFor(alice, "withdrawn", (x) => x.status === "idle" && x.pending === null);
-    expect(end).toMatchObject({ lastOutcome: "cancelled", error: null });
+    expect(end).toMatchObject({ lastOutcome: "cancelled", error: null, stopping: false });
     expect(card(end, "refund_order")?.status).toBe("cancelled");
     const db = openDb(auth.dataDir);
     try {
@@ -427,6 +427,43 @@ describe("request errors", () => {
     const s = session({ url: "http://127.0.0.1:1" }, threadId("unreachable"));
     await s.start();
     expect(s.getSnapshot()).toMatchObject({ status: "idle", error: { code: "network_error", status: 0 } });
+  });
+
+  it("offline for longer than the reconnect budget mid-answer: back online, the session shows the whole answer by itself", async () => {
+    // A network that can be cut: the run's stream breaks and every request fails until it is back.
+    let offline = false;
+    let breakStream: (() => void) | undefined;
+    const net: typeof fetch = async (input, init) => {
+      if (offline) throw new TypeError("fetch failed: network is down");
+      const res = await fetch(input, init);
+      if (!String(input).endsWith("/runs") || !res.body) return res;
+      const reader = res.body.getReader();
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          breakStream = () => controller.error(new TypeError("network is down"));
+        },
+        async pull(controller) {
+          const { done, value } = await reader.read();
+          if (done) controller.close();
+          else controller.enqueue(value);
+        },
+      });
+      return new Response(body, { status: res.status, headers: res.headers });
+    };
+    const id = threadId("offline");
+    const s = session(demo, id, { fetch: net });
+    await s.start();
+    const sending = s.send("hello there");
+    await waitFor(s, "a few tokens", (x) => x.streamingText.length > 10);
+    offline = true;
+    breakStream!();
+    // Reconnects give up (about 3 s of backoff): the session says so, and keeps trying by itself.
+    await waitFor(s, "the loss reported", (x) => x.error?.code === "network_error");
+    expect(await sending, "the message was taken before the cut").toBe(true);
+    offline = false;
+    const end = await waitFor(s, "back online: the whole answer", (x) => x.status === "idle" && answers(x).some((a) => a.state === "done"), 15_000);
+    expect(answers(end).map((a) => `${a.state}: ${a.text}`)).toEqual([`done: ${HELP}`]);
+    expect(end.stopping).toBe(false);
   });
 });
 

@@ -66,8 +66,16 @@ describe.skipIf(skip)("the web page in a real browser", () => {
     const context = await browser.newContext({ viewport: opts.viewport ?? { width: 1100, height: 800 } });
     context.setDefaultTimeout(10_000);
     contexts.push(context);
+    // A CSP refusal caught by the page's own code is only a DOM event: say it on the console.
+    await context.addInitScript(() =>
+      document.addEventListener("securitypolicyviolation", (e) => console.error(`Content Security Policy violation: ${e.violatedDirective} ${e.blockedURI}`)),
+    );
     const p = await context.newPage();
     p.on("pageerror", (e) => pageErrors.push(`${e.name}: ${e.message}`));
+    // The page runs under a strict CSP; anything it refuses is a bug in the page (or a hole it closed).
+    p.on("console", (m) => {
+      if (m.type() === "error" && /Content Security Policy|unsafe-eval/i.test(m.text())) pageErrors.push(`CSP: ${m.text()}`);
+    });
     return p;
   }
 
@@ -446,6 +454,9 @@ describe.skipIf(skip)("the web page in a real browser", () => {
     await screenshot(approver, "10-approver-inbox");
     await item.click();
     expect(threadIdFromUrl(approver)).toBe(id);
+    // Someone else's thread: the approver may decide, not write in it or stop it.
+    await approver.getByTestId("read-only").filter({ hasText: "olivia's thread" }).waitFor();
+    expect(await chat(approver).message.count(), "no Message box on another's thread").toBe(0);
     const card = chat(approver).approvalCard("refund_order");
     await card.getByRole("button", { name: "Approve", exact: true }).click();
     await waitForToolStatus(approver, callId, "ok");
@@ -467,6 +478,37 @@ describe.skipIf(skip)("the web page in a real browser", () => {
     expect(await chat(page).answers.filter({ hasText: "Done: refunded" }).count(), "the answer shows once").toBe(1);
     expect(refundsFor(authServer, callId)).toHaveLength(1);
     expect((await getThread(authServer.url, id, OWNER_TOKEN)).last_outcome).toBe("completed");
+  });
+
+  it("a message the server refuses comes back to the box, and the run that was in the way shows to its end", async () => {
+    const id = uniqueThreadId("refused");
+    await openPage(page, server.url, id);
+    // Another client starts a long answer on this thread; the page, idle, does not know yet.
+    const other = await fetch(`${server.url}/threads/${id}/runs`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "text/event-stream" },
+      body: JSON.stringify({ message: "hello from elsewhere", on_disconnect: "continue" }),
+    });
+    expect(other.status).toBe(200);
+    const reading = other.text(); // read it to the end, so the connection closes cleanly
+    await sendMessage(page, "my message");
+    const c = chat(page);
+    await c.requestError.filter({ hasText: "thread_busy" }).waitFor();
+    expect(await c.message.inputValue(), "the typed text is back").toBe("my message");
+    // The page follows the run that was in the way, with its message, to the end.
+    await c.userMessages.filter({ hasText: "hello from elsewhere" }).waitFor();
+    await c.answers.and(page.locator('[data-state="done"]')).filter({ hasText: "I'm the tollgate demo agent" }).waitFor();
+    await waitForStatus(page, "idle");
+    expect(await c.userMessages.allInnerTexts()).toEqual(["hello from elsewhere"]);
+    await reading;
+  });
+
+  it("a mangled or invalid thread link opens a new chat instead of a blank page", async () => {
+    for (const hash of ["#thread=%E0%A4%A", "#thread=has%20space", `#thread=${"x".repeat(129)}`]) {
+      await page.goto(`${server.url}/${hash}`);
+      await waitForStatus(page, "idle");
+      expect(await chat(page).message.isEditable(), hash).toBe(true);
+    }
   });
 
   it("withdraw: the owner cancels a request nobody decided; the call ends cancelled and nothing runs", async () => {

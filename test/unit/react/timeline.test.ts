@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { EventOf, InterruptPayload, ProtocolEvent, ThreadMessage, ToolStatus } from "../../../src/protocol/index.js";
-import { appendEvent, buildTimeline, runStart, type RunBlock, type TimelineItem } from "../../../src/react/timeline.js";
+import { appendEvent, blockStart, buildTimeline, type RunBlock, type TimelineItem } from "../../../src/react/timeline.js";
 
 // The merge rules of the chat view, without a server: history comes from `GET /threads/:id`
 // messages, watched runs from their events, and where the two overlap each thing shows once.
@@ -137,12 +137,12 @@ describe("a run this page sent", () => {
   });
 });
 
-describe("a replayed first block is placed with runStart", () => {
+describe("a replayed first block is placed with blockStart", () => {
   it("a runs-run cuts after the last user message: what it already committed shows once, from its events", () => {
     // Reloaded mid-run: the lookup step is already committed, the answer still streaming.
     const loaded = [user("hi"), assistant("Hello."), ASK, PLAN, LOOKED];
     const replay = block([tok("I'll check A-1002"), tok(" and refund $5.00."), toolCall("c-look", "lookup_order", { order_id: "A-1002" }), toolCall("c-ref", "refund_order", {}, true), toolResult("c-look", "lookup_order", "ok", { output: "{}" }), tok("more")]);
-    expect(runStart(loaded, replay.events)).toBe(3);
+    expect(blockStart(loaded, 0, replay, loaded)).toBe(3);
     const items = buildTimeline({ messages: loaded, loadedMessages: loaded, blocks: [replay] });
     expect(read(items)).toEqual([
       "user: hi",
@@ -158,7 +158,7 @@ describe("a replayed first block is placed with runStart", () => {
   it("a resume-run's first event is a tool_result: it cuts before that tool message, so the plan and the lookup stay history", () => {
     const loaded = [ASK, PLAN, LOOKED, REFUNDED, FINAL];
     const replay = block([toolResult("c-ref", "refund_order", "ok", { output: '{"refund_id":7}' }), tok("Done: refunded"), tok(" $5.00 on A-1002."), done("Done: refunded $5.00 on A-1002.")]);
-    expect(runStart(loaded, replay.events)).toBe(3);
+    expect(blockStart(loaded, 0, replay, loaded)).toBe(3);
     const items = buildTimeline({ messages: loaded, loadedMessages: loaded, blocks: [replay] });
     expect(read(items)).toEqual([
       "user: refund order A-1002 5 dollars",
@@ -172,13 +172,13 @@ describe("a replayed first block is placed with runStart", () => {
   it("a resume whose tool message is not committed yet leaves all of the history in place", () => {
     const loaded = [ASK, PLAN, LOOKED];
     const replay = block([toolResult("c-ref", "refund_order", "ok", { output: "{}" })]);
-    expect(runStart(loaded, replay.events)).toBe(3);
+    expect(blockStart(loaded, 0, replay, loaded)).toBe(3);
     expect(read(buildTimeline({ messages: loaded, loadedMessages: loaded, blocks: [replay] })).at(-1)).toBe("tool refund_order c-ref: ok");
   });
 
   it("with no events yet nothing is cut: the whole history shows", () => {
     const loaded = [ASK, PLAN, LOOKED, REFUNDED, FINAL];
-    expect(runStart(loaded, [])).toBe(loaded.length);
+    expect(blockStart(loaded, 0, { events: [] }, loaded)).toBe(loaded.length);
     const items = buildTimeline({ messages: loaded, loadedMessages: loaded, blocks: [{ events: [] }] });
     expect(items).toHaveLength(5);
     expect(read(items).at(-1)).toBe("assistant(done): Done: refunded $5.00 on A-1002.");
@@ -191,6 +191,56 @@ describe("a replayed first block is placed with runStart", () => {
     const later = [...loaded, assistant("Hi again.")];
     const items = buildTimeline({ messages: later, loadedMessages: loaded, blocks: [replay] });
     expect(read(items)).toEqual(["user: hi", "assistant(done): Hello.", "user: hello again", "assistant(done): Hi again."]);
+  });
+});
+
+describe("runs placed among messages they do not account for", () => {
+  it("another client's exchange between two runs of this page shows as history between them, once", () => {
+    const mine1 = block([tok("Hello."), done("Hello.")], { userText: "hi", messagesBefore: 0, messagesAfter: 2 });
+    const mine2 = block([tok("Bye."), done("Bye.")], { userText: "bye", messagesBefore: 2 });
+    // Between the two, another tab asked something; this page read the thread only after its own second run.
+    const messages = [user("hi"), assistant("Hello."), user("from the other tab"), assistant("Answered there."), user("bye"), assistant("Bye.")];
+    const items = buildTimeline({ messages, loadedMessages: [], blocks: [mine1, mine2] });
+    expect(read(items)).toEqual([
+      "user: hi",
+      "assistant(done): Hello.",
+      "user: from the other tab",
+      "assistant(done): Answered there.",
+      "user: bye",
+      "assistant(done): Bye.",
+    ]);
+    expect(new Set(keys(items)).size).toBe(items.length);
+  });
+
+  it("until the thread is read again, a run this page started sits where the page knew the thread to end", () => {
+    const mine = block([tok("Stre")], { userText: "bye", messagesBefore: 2 });
+    const items = buildTimeline({ messages: [user("hi"), assistant("Hello.")], loadedMessages: [], blocks: [mine] });
+    expect(read(items)).toEqual(["user: hi", "assistant(done): Hello.", "user: bye", "assistant(streaming): Stre"]);
+  });
+
+  it("messages after this page's last run that it does not account for show after it", () => {
+    const mine = block([tok("Hello."), done("Hello.")], { userText: "hi", messagesBefore: 0, messagesAfter: 2 });
+    const messages = [user("hi"), assistant("Hello."), user("elsewhere"), assistant("There.")];
+    expect(read(buildTimeline({ messages, loadedMessages: [], blocks: [mine] }))).toEqual([
+      "user: hi",
+      "assistant(done): Hello.",
+      "user: elsewhere",
+      "assistant(done): There.",
+    ]);
+  });
+
+  it("a replayed run whose first event is its end added nothing: the history before it stays whole", () => {
+    // A resume that failed before any result: its replay is a lone error event.
+    const loaded = [ASK, PLAN, LOOKED];
+    const replay = block([failure("model_error", "upstream 500")], { messagesAfter: 3 });
+    expect(blockStart(loaded, 0, replay, loaded)).toBe(3);
+    expect(read(buildTimeline({ messages: loaded, loadedMessages: loaded, blocks: [replay] }))).toEqual([
+      "user: refund order A-1002 5 dollars",
+      "assistant(done): I'll check A-1002 and refund $5.00.",
+      "tool lookup_order c-look: ok",
+      "tool refund_order c-ref: running",
+      "notice(error/model_error): upstream 500",
+    ]);
   });
 });
 

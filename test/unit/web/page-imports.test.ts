@@ -6,9 +6,9 @@ import { REPO_ROOT } from "../../helpers/server-process.js";
 /**
  * The page is a client like any team's: it may use the hook, the typed client and the protocol,
  * and nothing of the server (no store, no runs, no config), so it cannot depend on what a team's
- * app would not have.
+ * app would not have. (zod only to switch its code generation off under the page's CSP.)
  */
-const ALLOWED = [/^react$/, /^react-dom\/client$/, /^\.\/[a-z-]+\.js$/, /^\.\.\/react\/index\.js$/, /^\.\.\/client\/index\.js$/, /^\.\.\/protocol\/index\.js$/];
+const ALLOWED = [/^zod$/, /^react$/, /^react-dom\/client$/, /^\.\/[a-z-]+\.js$/, /^\.\.\/react\/index\.js$/, /^\.\.\/client\/index\.js$/, /^\.\.\/protocol\/index\.js$/];
 
 function imports(file: string): string[] {
   const text = fs.readFileSync(file, "utf8");
