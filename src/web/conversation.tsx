@@ -1,4 +1,4 @@
-import { useEffect, useRef } from "react";
+import { memo, useEffect, useRef } from "react";
 import type { TimelineItem } from "../react/index.js";
 import { ToolCardView } from "./tool-card.js";
 
@@ -30,7 +30,27 @@ export function Conversation({ items }: { items: readonly TimelineItem[] }) {
   );
 }
 
-function Item({ item }: { item: TimelineItem }) {
+/**
+ * The timeline is rebuilt on every token, as new objects: an item whose content did not change
+ * is not rendered again, so a long chat costs one re-render per token, not one per item.
+ */
+const Item = memo(ItemView, (a, b) => sameItem(a.item, b.item));
+
+function sameItem(a: TimelineItem, b: TimelineItem): boolean {
+  if (a.kind !== b.kind || a.key !== b.key) return false;
+  if (a.kind === "tool" && b.kind === "tool") {
+    const x = a.card;
+    const y = b.card;
+    return x.status === y.status && x.output === y.output && x.error === y.error && x.edited === y.edited && x.needs_approval === y.needs_approval && x.name === y.name && x.args === y.args;
+  }
+  return (
+    (a as { text?: string }).text === (b as { text?: string }).text &&
+    (a as { state?: string }).state === (b as { state?: string }).state &&
+    (a as { code?: string }).code === (b as { code?: string }).code
+  );
+}
+
+function ItemView({ item }: { item: TimelineItem }) {
   switch (item.kind) {
     case "user":
       return (
