@@ -124,7 +124,11 @@ export function buildTimeline(input: TimelineInput): TimelineItem[] {
     const start = blockStart(messages, cursor, block, b === 0 ? input.loadedMessages : undefined);
     for (let i = cursor; i < start; i++) builder.message(messages[i]!, i);
     builder.block(block, b);
-    const end = block.messagesAfter === undefined ? messages.length : Math.max(start, Math.min(block.messagesAfter, messages.length));
+    // A run adds no user message but its first: the next one begins someone else's run, even when
+    // it was read as this run's end (the thread was read as another client's run began).
+    const nextUser = indexFrom(messages, block.userText !== undefined ? start + 1 : start, (m) => m.role === "user");
+    const known = block.messagesAfter === undefined ? messages.length : Math.max(start, Math.min(block.messagesAfter, messages.length));
+    const end = nextUser === -1 ? known : Math.min(known, nextUser);
     for (let i = start; i < end; i++) builder.settleFromMessage(messages[i]!);
     cursor = end;
   });

@@ -79,6 +79,8 @@ export class TollgateSession {
   #live: EventStream | undefined;
   #watchTimer: ReturnType<typeof setTimeout> | undefined;
   #watching = false;
+  /** The load's replay of the latest run, while it reads. */
+  #replaying: Promise<void> | undefined;
   #disposed = false;
   #snapshot: TollgateSnapshot;
 
@@ -121,8 +123,13 @@ export class TollgateSession {
     }
     if (this.#disposed) return;
     this.#setView(view);
+    // Whether the card offers buttons is known before it shows, not one replay later.
+    if (view?.pending) await this.#checkMayDecide(view.pending);
     this.#emit();
-    if (view) await this.#pump(this.#client.stream(this.threadId), { events: [] }, "replay");
+    if (!view) return;
+    this.#replaying = this.#pump(this.#client.stream(this.threadId), { events: [] }, "replay");
+    await this.#replaying;
+    this.#replaying = undefined;
   }
 
   /**
@@ -130,7 +137,9 @@ export class TollgateSession {
    * whether the server took the message (false: refused, see `error`; or not idle, nothing sent).
    */
   async send(text: string): Promise<boolean> {
-    if (this.#status !== "idle" || this.#disposed) return false;
+    // A click while the load's replay of a finished run is still reading waits for it.
+    if (this.#replaying && this.#status !== "running") await this.#replaying;
+    if (this.#status !== "idle" || this.#disposed || this.#live) return false;
     const block: RunBlock = { userText: text, messagesBefore: this.#view?.messages.length ?? 0, events: [] };
     this.#error = null;
     this.#status = "running";
@@ -156,17 +165,20 @@ export class TollgateSession {
 
   /**
    * Sends decisions for the open interrupt now; the server rejects any pending call without one.
-   * Resolves when the continuation ends.
+   * Resolves when the continuation ends, with whether the server took them (false: refused, see
+   * `error`, or nothing waits here, so nothing was sent).
    */
-  async decide(decisions: Decision[]): Promise<void> {
+  async decide(decisions: Decision[]): Promise<boolean> {
+    if (this.#replaying && this.#status !== "running") await this.#replaying;
     const pending = this.#pending;
-    if (!pending || this.#submitting || this.#status !== "waiting_human" || this.#live) return;
+    if (!pending || this.#submitting || this.#status !== "waiting_human" || this.#live) return false;
     const block: RunBlock = { messagesBefore: this.#view?.messages.length ?? 0, events: [] };
     this.#error = null;
     this.#submitting = true;
     this.#emit();
     const stream = this.#client.resume(this.threadId, pending.interrupt_id, decisions, { on_disconnect: "continue" });
     await this.#pump(stream, block, "resume");
+    return block.events.length > 0;
   }
 
   /**
@@ -234,8 +246,10 @@ export class TollgateSession {
     if (!pending || !pending.calls.some((c) => c.call_id === decision.call_id)) return;
     this.#drafts = { ...this.#drafts, [decision.call_id]: decision };
     this.#emit();
-    if (pending.calls.every((c) => this.#drafts[c.call_id])) {
-      await this.decide(pending.calls.map((c) => this.#drafts[c.call_id]!));
+    if (pending.calls.every((c) => this.#drafts[c.call_id]) && !(await this.decide(pending.calls.map((c) => this.#drafts[c.call_id]!)))) {
+      // Not sent or refused: no decision may look taken when it was not.
+      this.#drafts = {};
+      this.#emit();
     }
   }
 
@@ -283,10 +297,11 @@ export class TollgateSession {
       this.#stopping = false;
     }
     if (this.#disposed) return;
-    // The thread as read right after the run says where the run's own messages end.
+    // The thread as read right after the run says where the run's own messages end, unless
+    // another run has begun since (its messages are not this run's).
     if (await this.refresh()) {
       const last = block.events.at(-1);
-      if (last && isTerminal(last)) block.messagesAfter = this.#view?.messages.length ?? 0;
+      if (last && isTerminal(last) && this.#view?.status !== "running") block.messagesAfter = this.#view?.messages.length ?? 0;
     }
   }
 
@@ -301,7 +316,7 @@ export class TollgateSession {
       this.#blocks = this.#blocks.filter((b) => b !== block);
       return known;
     }
-    if (first.type !== "tool_result") {
+    if (first.type === "token" || first.type === "tool_call") {
       const messages = this.#view?.messages ?? [];
       const user = [...messages].reverse().find((m) => m.role === "user");
       if (user) block.userText = user.content;
@@ -368,8 +383,9 @@ export class TollgateSession {
         if (this.#view?.status === "running" || before !== this.#status || unfinished) await this.#follow();
       } finally {
         this.#watching = false;
+        // Also after a failed read: the next tick is what retries it.
+        this.#watch();
       }
-      this.#watch();
     }, WATCH_MS);
   }
 

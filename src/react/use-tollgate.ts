@@ -22,8 +22,11 @@ export interface UseTollgateResult extends TollgateSnapshot {
   approve(callId: string): Promise<void>;
   reject(callId: string, reason?: string): Promise<void>;
   edit(callId: string, editedArgs: Record<string, unknown>): Promise<void>;
-  /** Sends these decisions at once; pending calls without one are rejected by the server. */
-  decide(decisions: Decision[]): Promise<void>;
+  /**
+   * Sends these decisions at once; pending calls without one are rejected by the server. Resolves
+   * with whether the server took them.
+   */
+  decide(decisions: Decision[]): Promise<boolean>;
   /** Cancels the running run (its partial answer ends marked stopped), or withdraws the waiting calls. */
   stop(): Promise<void>;
   /** Reads the thread again; says whether it could. */

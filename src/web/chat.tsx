@@ -31,7 +31,8 @@ export function Chat({ threadId, me, token, onOpenThread, onActivity }: ChatProp
   // a new) thread, or `admin`; a cancel needs the owner or an admin.
   const isAdmin = me.roles.includes("admin");
   const mayWrite = isAdmin || (me.roles.includes("user") && (t.owner === null || t.owner === me.sub));
-  const mayCancel = isAdmin || t.owner === me.sub;
+  // A thread this page is creating (no owner read yet) is the writer's own.
+  const mayCancel = isAdmin || t.owner === me.sub || (t.owner === null && mayWrite);
 
   const send = async (e?: FormEvent) => {
     e?.preventDefault();

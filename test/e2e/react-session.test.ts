@@ -429,6 +429,74 @@ describe("request errors", () => {
     expect(s.getSnapshot()).toMatchObject({ status: "idle", error: { code: "network_error", status: 0 } });
   });
 
+  it("offline for several watch ticks while waiting: back online, it still learns that someone else approved", async () => {
+    let offline = false;
+    const net: typeof fetch = async (input, init) => {
+      if (offline) throw new TypeError("fetch failed: network is down");
+      return fetch(input, init);
+    };
+    const { id, s, callId } = await refundWaiting(demo, "offline-wait", { fetch: net });
+    offline = true;
+    // Two failed reads (a tick is 2 s): each must arm the next one.
+    await waitFor(s, "a failed read", (x) => x.error?.code === "network_error");
+    const failedOnce = s.getSnapshot();
+    await waitFor(s, "a second failed read", (x) => x !== failedOnce && x.error?.code === "network_error", 5_000);
+    offline = false;
+    const other = new TollgateClient({ baseUrl: demo.url });
+    const view = await other.getThread(id);
+    await other.resume(id, view.pending!.interrupt_id, [{ call_id: callId, approved: true }]).collect();
+    const end = await waitFor(s, "the approval seen", (x) => x.status === "idle" && card(x, "refund_order")?.status === "ok", 15_000);
+    expect(answers(end).at(-1)?.text).toBe("Done: refunded $5.00 on A-1002.");
+  });
+
+  it("Approve pressed while the load's replay is still reading is sent once the replay is in", async () => {
+    // The load replays the finished run that ended at the gate; its stream answers slowly.
+    const net: typeof fetch = async (input, init) => {
+      if (new URL(String(input)).pathname.endsWith("/stream")) await new Promise((r) => setTimeout(r, 300));
+      return fetch(input, init);
+    };
+    const { id, callId } = await refundWaiting(demo, "early-approve");
+    const s = session(demo, id, { fetch: net });
+    const loading = s.start();
+    await waitFor(s, "the card from the thread's view", (x) => x.pending !== null && x.canDecide);
+    await s.approve(callId);
+    await loading;
+    const end = await waitFor(s, "approved", (x) => x.status === "idle" && card(x, "refund_order")?.status === "ok");
+    expect(end.drafts).toEqual({});
+    const db = openDb(demo.dataDir);
+    try {
+      expect(db.rows("refunds", "call_id = ?", callId)).toHaveLength(1);
+    } finally {
+      db.close();
+    }
+  });
+
+  it("another client's run that begins just as ours ends shows once, in its place", async () => {
+    const id = threadId("race");
+    const other = new TollgateClient({ baseUrl: demo.url });
+    let reads = 0;
+    let theirs: Promise<unknown> | undefined;
+    // Right before this page reads the thread after its run, another client's message is committed.
+    const net: typeof fetch = async (input, init) => {
+      if ((init?.method ?? "GET") === "GET" && new URL(String(input)).pathname === `/threads/${id}` && ++reads === 2) {
+        const stream = other.run(id, "their question", { on_disconnect: "continue" });
+        const it = stream[Symbol.asyncIterator]();
+        await it.next(); // its first token: the user message is in the thread
+        theirs = (async () => { while (!(await it.next()).done); })();
+      }
+      return fetch(input, init);
+    };
+    const s = session(demo, id, { fetch: net });
+    await s.start();
+    await s.send("my question");
+    await theirs;
+    const end = await waitFor(s, "their run shown to its end", (x) => x.status === "idle" && answers(x).length === 2 && answers(x).every((a) => a.state === "done"), 15_000);
+    const fresh = session(demo, id);
+    await fresh.start();
+    expect(read(end.messages)).toEqual(read(fresh.getSnapshot().messages));
+    expect(read(end.messages).filter((l) => l.startsWith("user:"))).toEqual(["user: my question", "user: their question"]);
+  });
+
   it("offline for longer than the reconnect budget mid-answer: back online, the session shows the whole answer by itself", async () => {
     // A network that can be cut: the run's stream breaks and every request fails until it is back.
     let offline = false;

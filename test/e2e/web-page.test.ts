@@ -87,7 +87,7 @@ describe.skipIf(skip)("the web page in a real browser", () => {
       startServer({ DEMO_TOKEN_DELAY_MS: String(TOKEN_DELAY_MS) }),
       startServer({ APPROVAL_TTL_SECONDS: String(TTL_S), EXPIRY_SWEEP_MS: "200", DEMO_TOKEN_DELAY_MS: "10" }),
       startServer({
-        DEMO_TOKEN_DELAY_MS: "10",
+        DEMO_TOKEN_DELAY_MS: "40", // slow enough to press Stop on a long answer
         AUTH_TOKENS: JSON.stringify({
           [OWNER_TOKEN]: { sub: "olivia", roles: ["user"] },
           [APPROVER_TOKEN]: { sub: "arthur", roles: ["approver"] },
@@ -509,6 +509,19 @@ describe.skipIf(skip)("the web page in a real browser", () => {
       await waitForStatus(page, "idle");
       expect(await chat(page).message.isEditable(), hash).toBe(true);
     }
+  });
+
+  it("with auth on, the first answer of a new chat can be stopped: the page's own new thread is the writer's", async () => {
+    const id = uniqueThreadId("auth-stop");
+    await page.goto(`${authServer.url}/#thread=${id}`);
+    await page.getByLabel("Bearer token", { exact: true }).fill(OWNER_TOKEN);
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
+    await waitForStatus(page, "idle");
+    await sendMessage(page, "hello, what can you do?");
+    const c = chat(page);
+    await c.stopButton.click();
+    await c.answers.and(page.locator('[data-state="stopped"]')).waitFor();
+    expect((await getThread(authServer.url, id, OWNER_TOKEN)).last_outcome).toBe("cancelled");
   });
 
   it("withdraw: the owner cancels a request nobody decided; the call ends cancelled and nothing runs", async () => {

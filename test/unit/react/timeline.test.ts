@@ -229,6 +229,18 @@ describe("runs placed among messages they do not account for", () => {
     ]);
   });
 
+  it("a run's end read too late (another client's exchange already in) stops at the next user message", () => {
+    // The page read the thread after its run only once another client's whole exchange was in.
+    const mine = block([tok("Hello."), done("Hello.")], { userText: "hi", messagesBefore: 0, messagesAfter: 4 });
+    const messages = [user("hi"), assistant("Hello."), user("elsewhere"), assistant("There.")];
+    expect(read(buildTimeline({ messages, loadedMessages: [], blocks: [mine] }))).toEqual([
+      "user: hi",
+      "assistant(done): Hello.",
+      "user: elsewhere",
+      "assistant(done): There.",
+    ]);
+  });
+
   it("a replayed run whose first event is its end added nothing: the history before it stays whole", () => {
     // A resume that failed before any result: its replay is a lone error event.
     const loaded = [ASK, PLAN, LOOKED];
