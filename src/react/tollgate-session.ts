@@ -79,8 +79,8 @@ export class TollgateSession {
   #live: EventStream | undefined;
   #watchTimer: ReturnType<typeof setTimeout> | undefined;
   #watching = false;
-  /** The load's replay of the latest run, while it reads. */
-  #replaying: Promise<void> | undefined;
+  /** The load (the read and the replay of the latest run), while it goes on. */
+  #loading: Promise<void> | undefined;
   #disposed = false;
   #snapshot: TollgateSnapshot;
 
@@ -109,27 +109,19 @@ export class TollgateSession {
    * card. A thread that does not exist yet is an empty one (the first `send` creates it).
    */
   async start(): Promise<void> {
-    let view: ThreadView | null;
-    try {
-      view = await this.#client.getThread(this.threadId);
-    } catch (err) {
-      if (!(err instanceof TollgateError && err.code === "thread_not_found")) {
-        this.#fail(err);
-        this.#status = "idle";
-        this.#emit();
-        return;
-      }
-      view = null;
+    this.#loading = this.#load();
+    await this.#loading;
+    this.#loading = undefined;
+  }
+
+  async #load(): Promise<void> {
+    // Whether the card offers buttons is known before it shows (refresh asks), not one replay later.
+    if (!(await this.refresh())) {
+      this.#status = "idle";
+      this.#emit();
+      return;
     }
-    if (this.#disposed) return;
-    this.#setView(view);
-    // Whether the card offers buttons is known before it shows, not one replay later.
-    if (view?.pending) await this.#checkMayDecide(view.pending);
-    this.#emit();
-    if (!view) return;
-    this.#replaying = this.#pump(this.#client.stream(this.threadId), { events: [] }, "replay");
-    await this.#replaying;
-    this.#replaying = undefined;
+    if (this.#view) await this.#pump(this.#client.stream(this.threadId), { events: [] }, "replay");
   }
 
   /**
@@ -137,8 +129,8 @@ export class TollgateSession {
    * whether the server took the message (false: refused, see `error`; or not idle, nothing sent).
    */
   async send(text: string): Promise<boolean> {
-    // A click while the load's replay of a finished run is still reading waits for it.
-    if (this.#replaying && this.#status !== "running") await this.#replaying;
+    // A click while the load (of a thread at rest) is still reading waits for it.
+    if (this.#loading && this.#status !== "running") await this.#loading;
     if (this.#status !== "idle" || this.#disposed || this.#live) return false;
     const block: RunBlock = { userText: text, messagesBefore: this.#view?.messages.length ?? 0, events: [] };
     this.#error = null;
@@ -169,7 +161,7 @@ export class TollgateSession {
    * `error`, or nothing waits here, so nothing was sent).
    */
   async decide(decisions: Decision[]): Promise<boolean> {
-    if (this.#replaying && this.#status !== "running") await this.#replaying;
+    if (this.#loading && this.#status !== "running") await this.#loading;
     const pending = this.#pending;
     if (!pending || this.#submitting || this.#status !== "waiting_human" || this.#live) return false;
     const block: RunBlock = { messagesBefore: this.#view?.messages.length ?? 0, events: [] };

@@ -218,20 +218,12 @@ describe("runs placed among messages they do not account for", () => {
     expect(read(items)).toEqual(["user: hi", "assistant(done): Hello.", "user: bye", "assistant(streaming): Stre"]);
   });
 
-  it("messages after this page's last run that it does not account for show after it", () => {
-    const mine = block([tok("Hello."), done("Hello.")], { userText: "hi", messagesBefore: 0, messagesAfter: 2 });
-    const messages = [user("hi"), assistant("Hello."), user("elsewhere"), assistant("There.")];
-    expect(read(buildTimeline({ messages, loadedMessages: [], blocks: [mine] }))).toEqual([
-      "user: hi",
-      "assistant(done): Hello.",
-      "user: elsewhere",
-      "assistant(done): There.",
-    ]);
-  });
-
-  it("a run's end read too late (another client's exchange already in) stops at the next user message", () => {
+  it.each([
+    ["messages after this page's last run that it does not account for show after it", 2],
     // The page read the thread after its run only once another client's whole exchange was in.
-    const mine = block([tok("Hello."), done("Hello.")], { userText: "hi", messagesBefore: 0, messagesAfter: 4 });
+    ["a run's end read too late (another client's exchange already in) stops at the next user message", 4],
+  ])("%s", (_, messagesAfter) => {
+    const mine = block([tok("Hello."), done("Hello.")], { userText: "hi", messagesBefore: 0, messagesAfter });
     const messages = [user("hi"), assistant("Hello."), user("elsewhere"), assistant("There.")];
     expect(read(buildTimeline({ messages, loadedMessages: [], blocks: [mine] }))).toEqual([
       "user: hi",
