@@ -12,6 +12,12 @@ export interface EventStream extends AsyncIterable<ProtocolEvent> {
   readonly lastEventId: string | undefined;
   /** Iterates to the end and returns every event not consumed yet. */
   collect(): Promise<ProtocolEvent[]>;
+  /**
+   * Settles (never rejects) once the first request has its answer or failed. For a POST that
+   * started a run, the server holds the run from then on: a cancel sent earlier could arrive
+   * before the run exists and miss it.
+   */
+  readonly opened: Promise<void>;
 }
 
 /** Where an event stream's bytes come from. */
@@ -64,6 +70,13 @@ class ReconnectingEventStream implements EventStream {
 
   get lastEventId(): string | undefined {
     return this.#lastEventId;
+  }
+
+  get opened(): Promise<void> {
+    return this.#first.then(
+      () => undefined,
+      () => undefined,
+    );
   }
 
   stop(): void {

@@ -183,6 +183,9 @@ export class TollgateSession {
     this.#stopping = true;
     this.#emit();
     try {
+      // A Stop pressed while the message is still on its way waits until the server holds the
+      // run; sent earlier, the cancel would find nothing to stop and the answer would run on.
+      await this.#live?.opened;
       await this.#client.cancel(this.threadId);
     } catch (err) {
       this.#fail(err);

@@ -247,6 +247,35 @@ describe("stop", () => {
     expect(view).toMatchObject({ status: "idle", last_outcome: "cancelled" });
     expect(view.messages.map((m) => m.role)).toEqual(["user"]); // the partial answer is not kept
   });
+
+  it("Stop pressed while the message is still on its way stops the run the server then starts", async () => {
+    // The run's POST is held at the network until Stop has been pressed: the cancel must not
+    // overtake it and find nothing to stop.
+    let releasePost = () => {};
+    const postHeld = new Promise<void>((resolve) => (releasePost = resolve));
+    let cancelSent = false;
+    const net: typeof fetch = async (input, init) => {
+      const url = String(input instanceof Request ? input.url : input);
+      if (init?.method === "POST" && url.endsWith("/runs")) await postHeld;
+      if (url.endsWith("/cancel")) cancelSent = true;
+      return fetch(input, init);
+    };
+    const id = threadId("stop-early");
+    const s = session(demo, id, { fetch: net });
+    await s.start();
+    const sending = s.send("hello there");
+    expect(s.getSnapshot().status).toBe("running");
+    const stopping = s.stop();
+    await waitFor(s, "stopping shown", (x) => x.stopping);
+    releasePost();
+    await stopping;
+    await sending;
+    expect(cancelSent).toBe(true);
+    expect(s.getSnapshot()).toMatchObject({ status: "idle", lastOutcome: "cancelled", error: null });
+    const view = await new TollgateClient({ baseUrl: demo.url }).getThread(id);
+    expect(view).toMatchObject({ status: "idle", last_outcome: "cancelled" });
+    expect(view.messages.map((m) => m.role)).toEqual(["user"]);
+  });
 });
 
 describe("reload", () => {
