@@ -1,4 +1,5 @@
 import type { Database } from "better-sqlite3";
+import { throwIfAborted } from "../tollgate-tool.js";
 
 export interface OrderRow {
   order_id: string;
@@ -7,7 +8,41 @@ export interface OrderRow {
   customer_email: string;
 }
 
-const SEED: OrderRow[] = [
+/** An order as `lookup_order` reports it: with what has been refunded so far. */
+export interface OrderView extends OrderRow {
+  refunded_cents: number;
+}
+
+/** A refund to record; `call_id` is the call's id, kept beside the effect for auditing. */
+export interface RefundInsert {
+  order_id: string;
+  amount_cents: number;
+  reason: string;
+  call_id: string | null;
+}
+
+/** An email to put in the outbox. */
+export interface EmailInsert {
+  to: string;
+  subject: string;
+  body: string;
+  call_id: string | null;
+}
+
+/**
+ * The demo tools' tables, in whichever database the store uses. Writes check `signal` inside their
+ * transaction, right before committing: a call cancelled before then leaves no row.
+ */
+export interface DemoTables {
+  order(orderId: string): Promise<OrderView | undefined>;
+  /** Records the refund; its id. */
+  addRefund(r: RefundInsert, signal?: AbortSignal): Promise<number>;
+  /** Puts the email in the outbox; its id. */
+  addEmail(r: EmailInsert, signal?: AbortSignal): Promise<number>;
+}
+
+/** The orders every demo database starts with. */
+export const DEMO_ORDERS: readonly OrderRow[] = [
   { order_id: "A-1001", status: "shipped", total_cents: 4999, customer_email: "ada@example.com" },
   { order_id: "A-1002", status: "delivered", total_cents: 12000, customer_email: "grace@example.com" },
   { order_id: "A-1003", status: "processing", total_cents: 2550, customer_email: "alan@example.com" },
@@ -34,7 +69,7 @@ export function setupDemoTables(db: Database): void {
   const insert = db.prepare(
     "INSERT OR IGNORE INTO orders (order_id, status, total_cents, customer_email) VALUES (@order_id, @status, @total_cents, @customer_email)",
   );
-  db.transaction(() => SEED.forEach((o) => insert.run(o)))();
+  db.transaction(() => DEMO_ORDERS.forEach((o) => insert.run(o)))();
 }
 
 /** The call id part of `thread_id:call_id`, stored beside each effect for auditing. */
@@ -51,4 +86,58 @@ export type DbSource = Database | (() => Database);
 export function prepared<T>(source: DbSource, build: (db: Database) => T): () => T {
   let made: T | undefined;
   return () => (made ??= build(typeof source === "function" ? source() : source));
+}
+
+/**
+ * How synchronous statements reach a connection others share: the store's SQLite connection has
+ * one holder at a time (a transaction spans awaits), and a demo write run in the middle of one
+ * would join it and roll back with it. The default runs them at once (a connection of its own).
+ */
+export type SqliteGate = <T>(work: () => T) => Promise<T>;
+
+const runNow: SqliteGate = async (work) => work();
+
+/** The demo tables in SQLite (`setupDemoTables` made them), prepared at first use. */
+export function sqliteDemoTables(source: DbSource, gate: SqliteGate = runNow): DemoTables {
+  const q = prepared(source, (d) => ({
+    order: d.prepare<[string], OrderRow>("SELECT * FROM orders WHERE order_id = ?"),
+    refunded: d.prepare<[string], { total: number }>("SELECT COALESCE(SUM(amount_cents), 0) AS total FROM refunds WHERE order_id = ?"),
+    refund: d.prepare("INSERT INTO refunds (order_id, amount_cents, reason, call_id, created_at) VALUES (?, ?, ?, ?, ?)"),
+    email: d.prepare('INSERT INTO outbox ("to", subject, body, call_id, created_at) VALUES (?, ?, ?, ?, ?)'),
+    transaction: <T>(fn: () => T) => d.transaction(fn),
+  }));
+  return {
+    order: (orderId) =>
+      gate(() => {
+        const { order, refunded } = q();
+        const row = order.get(orderId);
+        return row && { ...row, refunded_cents: refunded.get(orderId)!.total };
+      }),
+    addRefund: (r, signal) =>
+      gate(() => {
+        const { refund, transaction } = q();
+        // The abort check and the insert in one synchronous transaction: nothing can land between.
+        return Number(
+          transaction(() => {
+            throwIfAborted(signal);
+            return refund.run(r.order_id, r.amount_cents, r.reason, r.call_id, new Date().toISOString()).lastInsertRowid;
+          })(),
+        );
+      }),
+    addEmail: (r, signal) =>
+      gate(() => {
+        const { email, transaction } = q();
+        return Number(
+          transaction(() => {
+            throwIfAborted(signal);
+            return email.run(r.to, r.subject, r.body, r.call_id, new Date().toISOString()).lastInsertRowid;
+          })(),
+        );
+      }),
+  };
+}
+
+/** The tables behind a tool's argument: demo tables as they are, a SQLite database wrapped. */
+export function demoTablesOf(source: DemoTables | DbSource): DemoTables {
+  return typeof source !== "function" && "addRefund" in source ? source : sqliteDemoTables(source);
 }

@@ -1,26 +1,17 @@
 import { tool } from "@langchain/core/tools";
 import { z } from "zod";
-import { defineTool, throwIfAborted, toolContext, type TollgateTool } from "../tollgate-tool.js";
-import { callIdOf, type DbSource, prepared } from "./demo-tables.js";
+import { defineTool, toolContext, type TollgateTool } from "../tollgate-tool.js";
+import { callIdOf, type DbSource, type DemoTables, demoTablesOf } from "./demo-tables.js";
 
 /** Irreversible: records a refund. The write checks the abort signal inside its transaction. */
-export function refundOrderTool(db: DbSource): TollgateTool {
-  const q = prepared(db, (d) => ({
-    insert: d.prepare("INSERT INTO refunds (order_id, amount_cents, reason, call_id, created_at) VALUES (?, ?, ?, ?, ?)"),
-    exists: d.prepare<[string], { order_id: string }>("SELECT order_id FROM orders WHERE order_id = ?"),
-    transaction: <T>(fn: () => T) => d.transaction(fn),
-  }));
+export function refundOrderTool(source: DemoTables | DbSource): TollgateTool {
+  const tables = demoTablesOf(source);
   const t = tool(
     async ({ order_id, amount_cents, reason }, config) => {
       const ctx = toolContext(config);
-      const { insert, exists, transaction } = q();
-      if (!exists.get(order_id)) throw new Error(`Order ${order_id} not found`);
-      const id = transaction(() => {
-        throwIfAborted(ctx.signal);
-        return insert.run(order_id, amount_cents, reason, callIdOf(ctx.idempotencyKey), new Date().toISOString())
-          .lastInsertRowid;
-      })();
-      return JSON.stringify({ refund_id: Number(id), order_id, amount_cents });
+      if (!(await tables.order(order_id))) throw new Error(`Order ${order_id} not found`);
+      const id = await tables.addRefund({ order_id, amount_cents, reason, call_id: callIdOf(ctx.idempotencyKey) }, ctx.signal);
+      return JSON.stringify({ refund_id: id, order_id, amount_cents });
     },
     {
       name: "refund_order",

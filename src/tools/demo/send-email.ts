@@ -1,23 +1,16 @@
 import { tool } from "@langchain/core/tools";
 import { z } from "zod";
-import { defineTool, throwIfAborted, toolContext, type TollgateTool } from "../tollgate-tool.js";
-import { callIdOf, type DbSource, prepared } from "./demo-tables.js";
+import { defineTool, toolContext, type TollgateTool } from "../tollgate-tool.js";
+import { callIdOf, type DbSource, type DemoTables, demoTablesOf } from "./demo-tables.js";
 
 /** Irreversible: puts an email in the outbox. */
-export function sendEmailTool(db: DbSource): TollgateTool {
-  const q = prepared(db, (d) => ({
-    insert: d.prepare('INSERT INTO outbox ("to", subject, body, call_id, created_at) VALUES (?, ?, ?, ?, ?)'),
-    transaction: <T>(fn: () => T) => d.transaction(fn),
-  }));
+export function sendEmailTool(source: DemoTables | DbSource): TollgateTool {
+  const tables = demoTablesOf(source);
   const t = tool(
     async ({ to, subject, body }, config) => {
       const ctx = toolContext(config);
-      const { insert, transaction } = q();
-      const id = transaction(() => {
-        throwIfAborted(ctx.signal);
-        return insert.run(to, subject, body, callIdOf(ctx.idempotencyKey), new Date().toISOString()).lastInsertRowid;
-      })();
-      return JSON.stringify({ message_id: Number(id), to, subject });
+      const id = await tables.addEmail({ to, subject, body, call_id: callIdOf(ctx.idempotencyKey) }, ctx.signal);
+      return JSON.stringify({ message_id: id, to, subject });
     },
     {
       name: "send_email",

@@ -1,8 +1,8 @@
 import { tool } from "@langchain/core/tools";
 import type { Database } from "better-sqlite3";
 import { z } from "zod";
-import { callIdOf } from "../demo/demo-tables.js";
-import { defineTool, throwIfAborted, toolContext, type TollgateTool } from "../tollgate-tool.js";
+import { callIdOf, type DemoTables, sqliteDemoTables } from "../demo/demo-tables.js";
+import { defineTool, toolContext, type TollgateTool } from "../tollgate-tool.js";
 
 /** Resolves after `ms`, or rejects when the signal fires first. */
 function wait(ms: number, signal: AbortSignal | undefined): Promise<void> {
@@ -17,11 +17,14 @@ function wait(ms: number, signal: AbortSignal | undefined): Promise<void> {
 /**
  * Tools that only tests and benchmarks serve (TOLLGATE_TEST_TOOLS=1): a read-only tool that
  * throws, and an irreversible refund that takes its time, so cancels and crashes can land mid-call.
+ * On the demo tables of a SQLite database (`setupDemoTables` made them).
  */
 export function createTestTools(db: Database): TollgateTool[] {
-  const insert = db.prepare(
-    "INSERT INTO refunds (order_id, amount_cents, reason, call_id, created_at) VALUES (?, ?, ?, ?, ?)",
-  );
+  return createTestToolsOn(sqliteDemoTables(db));
+}
+
+/** The test tools on demo tables already set up (`sqliteDemoTables`, `postgresDemoTables`). */
+export function createTestToolsOn(tables: DemoTables): TollgateTool[] {
   const explode = tool(
     async ({ message }) => {
       throw new Error(message);
@@ -32,10 +35,8 @@ export function createTestTools(db: Database): TollgateTool[] {
     async ({ order_id, amount_cents, delay_ms }, config) => {
       const ctx = toolContext(config);
       await wait(delay_ms, ctx.signal);
-      db.transaction(() => {
-        throwIfAborted(ctx.signal);
-        insert.run(order_id, amount_cents, "slow refund", callIdOf(ctx.idempotencyKey), new Date().toISOString());
-      })();
+      // The refund checks the signal inside its write transaction, as refund_order does.
+      await tables.addRefund({ order_id, amount_cents, reason: "slow refund", call_id: callIdOf(ctx.idempotencyKey) }, ctx.signal);
       return JSON.stringify({ order_id, amount_cents });
     },
     {

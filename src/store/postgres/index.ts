@@ -1,0 +1,12 @@
+export { openPostgresStore, type PostgresStore, type PostgresStoreOptions } from "./postgres-store.js";
+export { migrate, PG_SCHEMA, SCHEMA_VERSION, MIGRATION_LOCK_KEY } from "./schema.js";
+export { type Queryable, withTransaction, inTransaction } from "./queryable.js";
+export { PgThreadStore } from "./thread-store.js";
+export { PgInterruptStore } from "./interrupt-store.js";
+export { PgRunStore } from "./run-store.js";
+export { PgLedger } from "./ledger-store.js";
+export { PgAuditStore } from "./audit-store.js";
+export { PgReplicaStore } from "./replica-store.js";
+export { PgReplicaBus, type PgReplicaBusOptions, pgChannel } from "./replica-bus.js";
+export { createPgPool, pgStorageFault, type PgPoolOptions } from "./pg-pool.js";
+export { TollgatePostgresSaver } from "./checkpointer.js";

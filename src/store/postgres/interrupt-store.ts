@@ -1,0 +1,68 @@
+import { interruptFromRow, type InterruptRow } from "../interrupt-records.js";
+import type { InterruptRecord, InterruptStatus, InterruptStore, OpenInterrupt } from "../types.js";
+import { changedOne, type Queryable } from "./queryable.js";
+
+/** Interrupt records in PostgreSQL. Transitions out of `waiting_human` are compare-and-set: one decider wins. */
+export class PgInterruptStore implements InterruptStore {
+  /** `keyedHash`: the audit's keyed hash, for records written before calls carried one. */
+  constructor(
+    private readonly q: Queryable,
+    private readonly keyedHash: (v: unknown) => string,
+  ) {}
+
+  async create(r: Omit<InterruptRecord, "status" | "decided_at">): Promise<void> {
+    await this.q.query(
+      `INSERT INTO interrupts (interrupt_id, thread_id, run_id, calls, status, created_at, expires_at, requester)
+       VALUES ($1, $2, $3, $4, 'waiting_human', $5, $6, $7)`,
+      [r.interrupt_id, r.thread_id, r.run_id, JSON.stringify(r.calls), r.created_at, r.expires_at, r.requester],
+    );
+  }
+
+  async get(interruptId: string): Promise<InterruptRecord | undefined> {
+    const { rows } = await this.q.query<InterruptRow>("SELECT * FROM interrupts WHERE interrupt_id = $1", [interruptId]);
+    return rows[0] ? interruptFromRow(rows[0], this.keyedHash) : undefined;
+  }
+
+  async transition(
+    interruptId: string,
+    to: Exclude<InterruptStatus, "waiting_human">,
+    decisions?: unknown,
+    before?: number,
+  ): Promise<boolean> {
+    // With `before`, the deadline is checked in the same statement: a decision cannot win against
+    // an expiry that the closer is about to record.
+    const r = await this.q.query(
+      `UPDATE interrupts SET status = $1, decided_at = $2, decisions = $3
+       WHERE interrupt_id = $4 AND status = 'waiting_human' AND ($5::bigint IS NULL OR expires_at > $5)`,
+      [to, Date.now(), decisions === undefined ? null : JSON.stringify(decisions), interruptId, before ?? null],
+    );
+    return changedOne(r);
+  }
+
+  async reopen(interruptId: string): Promise<boolean> {
+    const r = await this.q.query(
+      `UPDATE interrupts SET status = 'waiting_human', decided_at = NULL, decisions = NULL
+       WHERE interrupt_id = $1 AND status IN ('resumed', 'rejected')`,
+      [interruptId],
+    );
+    return changedOne(r);
+  }
+
+  async listExpired(now: number): Promise<InterruptRecord[]> {
+    const { rows } = await this.q.query<InterruptRow>(
+      `SELECT * FROM interrupts WHERE status = 'waiting_human' AND expires_at <= $1 ORDER BY expires_at`,
+      [now],
+    );
+    return rows.map((r) => interruptFromRow(r, this.keyedHash));
+  }
+
+  async listOpen(now: number): Promise<OpenInterrupt[]> {
+    const { rows } = await this.q.query<InterruptRow & { owner: string }>(
+      `SELECT i.*, t.owner FROM interrupts i JOIN threads t ON t.thread_id = i.thread_id
+       WHERE i.status = 'waiting_human' AND i.expires_at > $1 ORDER BY i.expires_at, i.interrupt_id`,
+      [now],
+    );
+    return rows.map((r) => ({ ...interruptFromRow(r, this.keyedHash), owner: r.owner }));
+  }
+}
+

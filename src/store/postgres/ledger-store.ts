@@ -1,0 +1,80 @@
+import { type LedgerClaim, type LedgerEntry, REUSED_CALL_ID } from "../../../graphs/execution-ledger.js";
+import type { ToolOutcome } from "../../tools/index.js";
+import { isStorageFault } from "../storage-fault.js";
+import type { LedgerStore } from "../types.js";
+import { changedOne, type Queryable } from "./queryable.js";
+
+const RETRY_MS = 250;
+
+interface LedgerRow {
+  status: "executing" | "settled";
+  outcome: string | null;
+  args_hash: string;
+}
+
+/**
+ * The execution ledger in PostgreSQL. The claim row is committed before the tool runs (an
+ * autocommitted INSERT on the pool), so a call found `executing` after a crash is known to have
+ * maybe run, and is never run again, by this replica or any other.
+ */
+export class PgLedger implements LedgerStore {
+  /** Outcomes the database refused to record; retried, and answered from here meanwhile. */
+  private readonly unsettled = new Map<string, ToolOutcome>();
+  private retry: NodeJS.Timeout | undefined;
+
+  constructor(private readonly q: Queryable) {}
+
+  async claim(key: string, e: LedgerEntry): Promise<LedgerClaim> {
+    // Of concurrent claims exactly one inserts; the others wait for its commit and insert nothing.
+    const r = await this.q.query(
+      `INSERT INTO ledger (key, thread_id, call_id, name, args_hash, status, started_at)
+       VALUES ($1, $2, $3, $4, $5, 'executing', $6) ON CONFLICT (key) DO NOTHING`,
+      [key, e.threadId, e.callId, e.name, e.argsHash, Date.now()],
+    );
+    if (changedOne(r)) return { kind: "claimed" };
+    if ((await this.row(key))!.args_hash !== e.argsHash) return { kind: "settled", outcome: REUSED_CALL_ID };
+    return (await this.peek(key))!;
+  }
+
+  async peek(key: string): Promise<Exclude<LedgerClaim, { kind: "claimed" }> | undefined> {
+    const known = this.unsettled.get(key);
+    if (known) return { kind: "settled", outcome: known };
+    const row = await this.row(key);
+    if (!row) return undefined;
+    if (row.status === "settled" && row.outcome) return { kind: "settled", outcome: JSON.parse(row.outcome) as ToolOutcome };
+    return { kind: "in_doubt" };
+  }
+
+  /**
+   * Records what the call did. The tool has already had its effect, so a refused write must not
+   * lose it: the outcome is kept in memory (and answered from there) and written once the
+   * database takes writes again. Only a crash before then leaves the call "outcome unknown".
+   */
+  async settle(key: string, outcome: ToolOutcome): Promise<void> {
+    // Answered from memory at once, so a peek while the write is on its way sees it.
+    this.unsettled.set(key, outcome);
+    try {
+      await this.q.query("UPDATE ledger SET status = 'settled', outcome = $1, settled_at = $2 WHERE key = $3 AND status = 'executing'", [
+        JSON.stringify(outcome),
+        Date.now(),
+        key,
+      ]);
+    } catch (err) {
+      if (!isStorageFault(err)) throw err;
+      this.retry ??= setTimeout(() => this.retrySettles(), RETRY_MS);
+      this.retry.unref();
+      return;
+    }
+    this.unsettled.delete(key);
+  }
+
+  private retrySettles(): void {
+    this.retry = undefined;
+    for (const [key, outcome] of [...this.unsettled]) this.settle(key, outcome).catch(() => undefined); // kept: tried again later
+  }
+
+  private async row(key: string): Promise<LedgerRow | undefined> {
+    const { rows } = await this.q.query<LedgerRow>("SELECT status, outcome, args_hash FROM ledger WHERE key = $1", [key]);
+    return rows[0];
+  }
+}

@@ -1,0 +1,107 @@
+import { AppError, threadNotFound } from "../../protocol/index.js";
+import type { LastOutcome, ThreadRow, ThreadStatus, ThreadStore } from "../types.js";
+import { changedOne, type Queryable } from "./queryable.js";
+
+/**
+ * Threads in PostgreSQL. Every status change is one compare-and-set UPDATE: under READ COMMITTED a
+ * second UPDATE of the same row waits for the first to commit and then re-checks its WHERE against
+ * the new row, so of two claims arriving together exactly one changes it.
+ */
+export class PgThreadStore implements ThreadStore {
+  /** `replicaId`: this process's replica id, recorded on the threads it holds. */
+  constructor(
+    private readonly q: Queryable,
+    private readonly replicaId: string,
+  ) {}
+
+  async get(threadId: string): Promise<ThreadRow | undefined> {
+    const { rows } = await this.q.query<ThreadRow>("SELECT * FROM threads WHERE thread_id = $1", [threadId]);
+    return rows[0];
+  }
+
+  async create(threadId: string, owner: string, metadata: Record<string, unknown> = {}): Promise<boolean> {
+    const now = Date.now();
+    const r = await this.q.query(
+      `INSERT INTO threads (thread_id, metadata, owner, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)
+       ON CONFLICT (thread_id) DO NOTHING`,
+      [threadId, JSON.stringify(metadata), owner, now],
+    );
+    return changedOne(r);
+  }
+
+  async ensure(threadId: string, owner: string): Promise<ThreadRow> {
+    const now = Date.now();
+    // A concurrent insert of the same id is waited for, so the read below sees one row either way.
+    await this.q.query(
+      `INSERT INTO threads (thread_id, metadata, owner, created_at, updated_at) VALUES ($1, '{}', $2, $3, $3)
+       ON CONFLICT (thread_id) DO NOTHING`,
+      [threadId, owner, now],
+    );
+    return (await this.get(threadId))!;
+  }
+
+  async setTitle(threadId: string, title: string): Promise<void> {
+    await this.q.query("UPDATE threads SET title = $1 WHERE thread_id = $2 AND title IS NULL", [title, threadId]);
+  }
+
+  async list(owner: string | null, limit: number, after?: { updatedAt: number; threadId: string }): Promise<ThreadRow[]> {
+    // Keyset pagination on (updated_at, thread_id), newest first; owner NULL = every thread.
+    const at = after?.updatedAt ?? Number.MAX_SAFE_INTEGER;
+    const { rows } = await this.q.query<ThreadRow>(
+      `SELECT * FROM threads WHERE ($1::text IS NULL OR owner = $1)
+         AND (updated_at < $2 OR (updated_at = $2 AND thread_id < $3))
+       ORDER BY updated_at DESC, thread_id DESC LIMIT $4`,
+      [owner, at, after?.threadId ?? "", limit],
+    );
+    return rows;
+  }
+
+  async claimIdle(threadId: string, runId: string): Promise<void> {
+    const r = await this.q.query(
+      `UPDATE threads SET status = 'running', holder_id = $1, latest_run_id = $1, replica_id = $2, updated_at = $3
+       WHERE thread_id = $4 AND status = 'idle'`,
+      [runId, this.replicaId, Date.now(), threadId],
+    );
+    if (changedOne(r)) return;
+    const t = await this.get(threadId);
+    if (!t) throw threadNotFound(threadId);
+    if (t.status === "waiting_human") {
+      throw new AppError("awaiting_approval", "This thread is waiting for approval: resume or cancel it first");
+    }
+    throw new AppError("thread_busy", "A run is already in flight on this thread");
+  }
+
+  async claimWaiting(threadId: string, holderId: string, asRun: boolean): Promise<boolean> {
+    // A closer holds the thread without becoming its latest run: replays keep showing the run.
+    const r = await this.q.query(
+      `UPDATE threads SET status = 'running', holder_id = $1, latest_run_id = COALESCE($2, latest_run_id),
+         replica_id = $3, open_interrupt_id = NULL, updated_at = $4
+       WHERE thread_id = $5 AND status = 'waiting_human'`,
+      [holderId, asRun ? holderId : null, this.replicaId, Date.now(), threadId],
+    );
+    return changedOne(r);
+  }
+
+  async release(
+    threadId: string,
+    holderId: string,
+    to: Exclude<ThreadStatus, "running">,
+    lastOutcome: LastOutcome | null,
+    openInterruptId: string | null = null,
+  ): Promise<boolean> {
+    // The replica too: once a survivor has adopted the thread (this replica's lease ran out), a
+    // late release from here must not free it under the adopter's feet.
+    const r = await this.q.query(
+      `UPDATE threads SET status = $1, holder_id = NULL, replica_id = NULL, last_outcome = COALESCE($2, last_outcome),
+         open_interrupt_id = $3, updated_at = $4
+       WHERE thread_id = $5 AND status = 'running' AND holder_id = $6 AND replica_id = $7`,
+      [to, lastOutcome, openInterruptId, Date.now(), threadId, holderId, this.replicaId],
+    );
+    return changedOne(r);
+  }
+
+  async listRunning(): Promise<ThreadRow[]> {
+    const { rows } = await this.q.query<ThreadRow>("SELECT * FROM threads WHERE status = 'running'");
+    return rows;
+  }
+}

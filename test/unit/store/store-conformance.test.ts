@@ -1,0 +1,846 @@
+/**
+ * The store conformance suite: a store is an interface with two implementations (SQLite, the
+ * default; PostgreSQL, shared by replicas) and this one suite, which both must pass. Every
+ * assertion is something a caller relies on. PostgreSQL runs on one throwaway cluster for the
+ * file, a fresh database per group; PostgreSQL-only behaviour (leases, notices between replicas,
+ * a listener that reconnects) is in groups the SQLite store skips, since its contract is one process.
+ */
+import { randomUUID } from "node:crypto";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { REUSED_CALL_ID } from "../../../graphs/execution-ledger.js";
+import { openPostgresStore, type PostgresStore } from "../../../src/store/postgres/index.js";
+import { openSqliteStore } from "../../../src/store/sqlite/index.js";
+import type {
+  AuditRecord,
+  InterruptCall,
+  InterruptRecord,
+  LoggedEvent,
+  NoticeChannel,
+  ReplicaBus,
+  Store,
+} from "../../../src/store/types.js";
+import { assertPostgresAvailable, type PgCluster, skipPostgresSuite, startPostgres } from "../../helpers/postgres.js";
+
+type Row = Record<string, unknown>;
+
+/** One database, fresh for a group: its first store, more stores on it, and raw SQL for what no store offers. */
+interface Db {
+  store: Store;
+  /** Another store on the same database: another replica (PostgreSQL), another connection (SQLite). */
+  open(opts?: { onError?: (msg: string, err: unknown) => void }): Promise<Store>;
+  /** Raw SQL with `?` placeholders, as the store's own connection runs it. */
+  sql(text: string, params?: unknown[]): Promise<Row[]>;
+}
+
+interface Backend {
+  name: "sqlite" | "postgres";
+  skip: boolean;
+  /** Replicas share the database: leases matter and notices cross processes. */
+  replicated: boolean;
+  setup(): Promise<void>;
+  teardown(): Promise<void>;
+  fresh(): Promise<Db>;
+}
+
+const opened: Store[] = [];
+const dirs: string[] = [];
+async function closeAll() {
+  for (const s of opened.splice(0).reverse()) await s.close().catch(() => undefined);
+  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+}
+
+function track<S extends Store>(s: S): S {
+  opened.push(s);
+  return s;
+}
+
+const sqlite: Backend = {
+  name: "sqlite",
+  skip: false,
+  replicated: false,
+  async setup() {},
+  async teardown() {},
+  async fresh() {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tollgate-conformance-"));
+    dirs.push(dir);
+    const store = track(await openSqliteStore(dir));
+    return {
+      store,
+      open: async () => track(await openSqliteStore(dir)),
+      async sql(text, params = []) {
+        const stmt = store.db.prepare(text);
+        if (stmt.reader) return stmt.all(...params) as Row[];
+        stmt.run(...params);
+        return [];
+      },
+    };
+  },
+};
+
+let cluster: PgCluster | undefined;
+const postgres: Backend = {
+  name: "postgres",
+  skip: skipPostgresSuite("store-conformance (postgres)"),
+  replicated: true,
+  async setup() {
+    assertPostgresAvailable();
+    cluster = await startPostgres();
+  },
+  async teardown() {
+    await cluster?.stop();
+  },
+  async fresh() {
+    const url = await cluster!.createDatabase();
+    const store = track(await openPostgresStore(url, { poolMax: 30 }));
+    return {
+      store,
+      open: async (opts) => track(await openPostgresStore(url, { poolMax: 30, ...opts })),
+      async sql(text, params = []) {
+        let n = 0;
+        return (await store.pool.query(text.replace(/\?/g, () => `$${++n}`), params)).rows as Row[];
+      },
+    };
+  },
+};
+
+const id = (prefix: string) => `${prefix}-${randomUUID()}`;
+
+const call = (callId: string, extra: Partial<InterruptCall> = {}): InterruptCall => ({
+  call_id: callId,
+  name: "refund_order",
+  args: { order_id: "A-1001", amount_cents: 500 },
+  policy: "approver",
+  editable: true,
+  args_schema: { type: "object" },
+  args_hash: `plain-${callId}`,
+  audit_hash: `keyed-${callId}`,
+  ...extra,
+});
+
+function interrupt(threadId: string, over: Partial<InterruptRecord> = {}): Omit<InterruptRecord, "status" | "decided_at"> {
+  return {
+    interrupt_id: id("i"),
+    thread_id: threadId,
+    run_id: id("r"),
+    calls: [call("c1"), call("c2", { policy: "owner", editable: false })],
+    created_at: 1_700_000_000_000,
+    expires_at: Date.now() + 60_000,
+    requester: "alice",
+    ...over,
+  };
+}
+
+const ev = (seq: number, type: LoggedEvent["type"] = "token"): LoggedEvent => ({
+  seq,
+  type,
+  // Tabs and newlines in the data: the log's own separators must not split it.
+  data: JSON.stringify({ run_id: "r", text: `t${seq}\ttab\nnl` }),
+});
+
+/** The first notice on `channel` whose key is `key`; subscribed before it returns. */
+function notice(bus: ReplicaBus, channel: NoticeChannel, key: string): Promise<string> {
+  return new Promise((resolve) => {
+    const off = bus.subscribe(channel, (k, payload) => {
+      if (k !== key) return;
+      off();
+      resolve(payload);
+    });
+  });
+}
+
+/** Settled results of `n` concurrent calls: who won, who lost and with what. */
+async function race<T>(n: number, fn: (i: number) => Promise<T>) {
+  return Promise.allSettled(Array.from({ length: n }, (_, i) => fn(i)));
+}
+
+/**
+ * A TCP pass-through to a database that can be cut (every connection dropped, new ones refused by
+ * an immediate close) and restored: what a network partition does to one replica.
+ */
+async function tcpGate(target: string) {
+  const { port, pathname } = new URL(target);
+  const sockets = new Set<net.Socket>();
+  let open = true;
+  const server = net.createServer((client) => {
+    if (!open) return void client.destroy();
+    const upstream = net.connect(Number(port), "127.0.0.1");
+    for (const [a, b] of [[client, upstream], [upstream, client]] as const) {
+      sockets.add(a);
+      a.on("data", (d) => b.write(d));
+      a.on("error", () => b.destroy());
+      a.on("close", () => (sockets.delete(a), b.destroy()));
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port: gatePort } = server.address() as net.AddressInfo;
+  const cut = () => {
+    open = false;
+    for (const s of sockets) s.destroy();
+  };
+  return {
+    url: `postgres://postgres@127.0.0.1:${gatePort}${pathname}`,
+    cut,
+    restore: () => void (open = true),
+    close: () => new Promise<void>((resolve) => (cut(), server.close(() => resolve()))),
+  };
+}
+
+describe.each([sqlite, postgres])("the $name store", (backend) => {
+  describe.skipIf(backend.skip)("conforms", () => {
+    beforeAll(() => backend.setup(), 60_000);
+    afterAll(async () => {
+      await closeAll(); // before the cluster goes: a pool whose server vanished complains
+      await backend.teardown();
+    });
+
+    describe("threads", () => {
+      let db: Db;
+      let s: Store;
+      beforeAll(async () => {
+        db = await backend.fresh();
+        s = db.store;
+      });
+
+      it("creates once, ensures, titles once, and lists newest first by keyset", async () => {
+        const t = id("t");
+        expect(await s.threads.create(t, "alice", { a: 1 })).toBe(true);
+        expect(await s.threads.create(t, "bob")).toBe(false);
+        expect(await s.threads.get(t)).toMatchObject({ thread_id: t, owner: "alice", status: "idle", metadata: '{"a":1}', title: null });
+        expect((await s.threads.ensure(t, "bob")).owner).toBe("alice");
+        const u = id("t");
+        expect(await s.threads.ensure(u, "bob")).toMatchObject({ thread_id: u, owner: "bob", status: "idle" });
+        await s.threads.setTitle(t, "first");
+        await s.threads.setTitle(t, "second");
+        expect((await s.threads.get(t))!.title).toBe("first");
+        expect(await s.threads.get(id("nope"))).toBeUndefined();
+
+        const owner = id("o");
+        const made: string[] = [];
+        for (let i = 0; i < 5; i++) {
+          made.push(id("t"));
+          await s.threads.create(made[i]!, owner);
+        }
+        const all = await s.threads.list(owner, 10);
+        expect(all.map((r) => r.thread_id).sort()).toEqual([...made].sort());
+        for (let i = 1; i < all.length; i++) {
+          const [a, b] = [all[i - 1]!, all[i]!];
+          expect(a.updated_at > b.updated_at || (a.updated_at === b.updated_at && a.thread_id > b.thread_id)).toBe(true);
+        }
+        const page1 = await s.threads.list(owner, 2);
+        const last = page1.at(-1)!;
+        const page2 = await s.threads.list(owner, 10, { updatedAt: last.updated_at, threadId: last.thread_id });
+        expect([...page1, ...page2].map((r) => r.thread_id)).toEqual(all.map((r) => r.thread_id));
+        expect(typeof last.updated_at).toBe("number");
+        // Owner null: every owner's threads.
+        expect((await s.threads.list(null, 1000)).map((r) => r.thread_id)).toEqual(expect.arrayContaining([t, u, ...made]));
+      });
+
+      it("claimIdle: of 20 concurrent claims exactly one wins; the others get thread_busy", async () => {
+        const t = id("t");
+        await s.threads.create(t, "alice");
+        const results = await race(20, (i) => s.threads.claimIdle(t, `run-${i}`));
+        const won = results.flatMap((r, i) => (r.status === "fulfilled" ? [i] : []));
+        expect(won).toHaveLength(1);
+        for (const r of results) if (r.status === "rejected") expect(r.reason).toMatchObject({ code: "thread_busy" });
+        expect(await s.threads.get(t)).toMatchObject({
+          status: "running",
+          holder_id: `run-${won[0]}`,
+          latest_run_id: `run-${won[0]}`,
+          replica_id: s.replicas.id,
+        });
+        expect((await s.threads.listRunning()).map((r) => r.thread_id)).toContain(t);
+      });
+
+      it("claimIdle refuses an unknown thread, a waiting one and a running one, each with its code", async () => {
+        await expect(s.threads.claimIdle(id("nope"), "r")).rejects.toMatchObject({ code: "thread_not_found" });
+        const t = id("t");
+        await s.threads.create(t, "alice");
+        await s.threads.claimIdle(t, "r1");
+        await expect(s.threads.claimIdle(t, "r2")).rejects.toMatchObject({
+          code: "thread_busy",
+          message: "A run is already in flight on this thread",
+        });
+        expect(await s.threads.release(t, "r1", "waiting_human", null, "i1")).toBe(true);
+        await expect(s.threads.claimIdle(t, "r3")).rejects.toMatchObject({
+          code: "awaiting_approval",
+          message: "This thread is waiting for approval: resume or cancel it first",
+        });
+        expect((await s.threads.get(t))!.latest_run_id).toBe("r1");
+      });
+
+      it("claimWaiting: one of 20 wins; a closer keeps the latest run, a resume becomes it", async () => {
+        const t = id("t");
+        await s.threads.create(t, "alice");
+        await s.threads.claimIdle(t, "run-a");
+        await s.threads.release(t, "run-a", "waiting_human", null, "int-1");
+        const results = await race(20, (i) => s.threads.claimWaiting(t, `closer-${i}`, false));
+        expect(results.filter((r) => r.status === "fulfilled" && r.value)).toHaveLength(1);
+        const row = (await s.threads.get(t))!;
+        expect(row).toMatchObject({ status: "running", latest_run_id: "run-a", open_interrupt_id: null, replica_id: s.replicas.id });
+        expect(row.holder_id).toMatch(/^closer-/);
+
+        expect(await s.threads.release(t, row.holder_id!, "waiting_human", null, "int-2")).toBe(true);
+        expect(await s.threads.claimWaiting(t, "run-b", true)).toBe(true);
+        expect(await s.threads.get(t)).toMatchObject({ holder_id: "run-b", latest_run_id: "run-b" });
+        expect(await s.threads.claimWaiting(t, "run-c", true)).toBe(false); // running now, not waiting
+      });
+
+      it("release: only by the holder, once; the outcome is kept when none is given", async () => {
+        const t = id("t");
+        await s.threads.create(t, "alice");
+        await s.threads.claimIdle(t, "r1");
+        expect(await s.threads.release(t, "someone-else", "idle", "completed")).toBe(false);
+        expect(await s.threads.release(t, "r1", "idle", "completed")).toBe(true);
+        expect(await s.threads.release(t, "r1", "idle", "error")).toBe(false);
+        expect(await s.threads.get(t)).toMatchObject({
+          status: "idle",
+          holder_id: null,
+          replica_id: null,
+          last_outcome: "completed",
+          open_interrupt_id: null,
+        });
+        await s.threads.claimIdle(t, "r2");
+        expect(await s.threads.release(t, "r2", "waiting_human", null, "int-9")).toBe(true);
+        expect(await s.threads.get(t)).toMatchObject({ status: "waiting_human", last_outcome: "completed", open_interrupt_id: "int-9" });
+      });
+    });
+
+    describe("interrupts", () => {
+      let s: Store;
+      beforeAll(async () => {
+        s = (await backend.fresh()).store;
+      });
+
+      it("keeps a record as it was made", async () => {
+        const t = id("t");
+        await s.threads.create(t, "alice");
+        const r = interrupt(t);
+        await s.interrupts.create(r);
+        expect(await s.interrupts.get(r.interrupt_id)).toMatchObject({ ...r, status: "waiting_human", decided_at: null });
+        expect(await s.interrupts.get(id("nope"))).toBeUndefined();
+      });
+
+      it("transition: of 20 concurrent decisions exactly one wins, and its status stands", async () => {
+        const r = interrupt(id("t"));
+        await s.interrupts.create(r);
+        const to = ["resumed", "rejected", "expired", "cancelled"] as const;
+        const results = await race(20, (i) => s.interrupts.transition(r.interrupt_id, to[i % 4]!, [{ call_id: "c1", approved: true }]));
+        const won = results.flatMap((x, i) => (x.status === "fulfilled" && x.value ? [i] : []));
+        expect(won).toHaveLength(1);
+        const rec = (await s.interrupts.get(r.interrupt_id))!;
+        expect(rec.status).toBe(to[won[0]! % 4]);
+        expect(typeof rec.decided_at).toBe("number");
+      });
+
+      it("transition with `before`: a decision does not win against the deadline", async () => {
+        const r = interrupt(id("t"), { expires_at: 5_000 });
+        await s.interrupts.create(r);
+        expect(await s.interrupts.transition(r.interrupt_id, "resumed", [], 5_000)).toBe(false);
+        expect(await s.interrupts.transition(r.interrupt_id, "resumed", [], 5_001)).toBe(false);
+        expect((await s.interrupts.get(r.interrupt_id))!.status).toBe("waiting_human");
+        expect(await s.interrupts.transition(r.interrupt_id, "resumed", [], 4_999)).toBe(true);
+        // The closer records the expiry without `before`.
+        const late = interrupt(id("t"), { expires_at: 5_000 });
+        await s.interrupts.create(late);
+        expect(await s.interrupts.transition(late.interrupt_id, "expired")).toBe(true);
+      });
+
+      it("reopen: a decision (not an expiry or cancel) goes back to waiting once", async () => {
+        const r = interrupt(id("t"));
+        await s.interrupts.create(r);
+        expect(await s.interrupts.reopen(r.interrupt_id)).toBe(false);
+        await s.interrupts.transition(r.interrupt_id, "rejected", []);
+        expect(await s.interrupts.reopen(r.interrupt_id)).toBe(true);
+        expect(await s.interrupts.reopen(r.interrupt_id)).toBe(false);
+        expect(await s.interrupts.get(r.interrupt_id)).toMatchObject({ status: "waiting_human", decided_at: null });
+        expect(await s.interrupts.transition(r.interrupt_id, "resumed", [])).toBe(true);
+        const gone = interrupt(id("t"));
+        await s.interrupts.create(gone);
+        await s.interrupts.transition(gone.interrupt_id, "expired");
+        expect(await s.interrupts.reopen(gone.interrupt_id)).toBe(false);
+      });
+
+      it("lists the expired and the open ones, soonest deadline first, open ones with their thread's owner", async () => {
+        const { store } = await backend.fresh();
+        const t = id("t");
+        await store.threads.create(t, "carol");
+        const now = 1_000_000;
+        const a = interrupt(t, { expires_at: now - 10 });
+        const b = interrupt(t, { expires_at: now });
+        const c = interrupt(t, { expires_at: now + 20 });
+        const d = interrupt(t, { expires_at: now + 10 });
+        const decided = interrupt(t, { expires_at: now - 20 });
+        for (const r of [a, b, c, d, decided]) await store.interrupts.create(r);
+        await store.interrupts.transition(decided.interrupt_id, "rejected", []);
+        expect((await store.interrupts.listExpired(now)).map((r) => r.interrupt_id)).toEqual([a.interrupt_id, b.interrupt_id]);
+        const open = await store.interrupts.listOpen(now);
+        expect(open.map((r) => r.interrupt_id)).toEqual([d.interrupt_id, c.interrupt_id]);
+        expect(open[0]).toMatchObject({ owner: "carol", requester: "alice", calls: d.calls });
+      });
+    });
+
+    describe("ledger", () => {
+      let db: Db;
+      let s: Store;
+      beforeAll(async () => {
+        db = await backend.fresh();
+        s = db.store;
+      });
+      const entry = (threadId: string, argsHash = "h1") => ({ threadId, callId: "c1", name: "refund_order", argsHash });
+
+      it("claim: of 20 concurrent claims exactly one is `claimed`; the others find it in doubt", async () => {
+        const t = id("t");
+        const key = `${t}:c1`;
+        const results = await Promise.all(Array.from({ length: 20 }, () => s.ledger.claim(key, entry(t))));
+        expect(results.filter((r) => r.kind === "claimed")).toHaveLength(1);
+        expect(results.filter((r) => r.kind === "in_doubt")).toHaveLength(19);
+        expect(await s.ledger.peek(key)).toEqual({ kind: "in_doubt" });
+      });
+
+      it("a call id claimed for other arguments is REUSED_CALL_ID, never a licence to run", async () => {
+        const t = id("t");
+        const key = `${t}:c1`;
+        expect(await s.ledger.claim(key, entry(t, "h1"))).toEqual({ kind: "claimed" });
+        expect(await s.ledger.claim(key, entry(t, "other"))).toEqual({ kind: "settled", outcome: REUSED_CALL_ID });
+      });
+
+      it("settle records the outcome: peek and a later claim answer it", async () => {
+        const t = id("t");
+        const key = `${t}:c1`;
+        expect(await s.ledger.peek(key)).toBeUndefined();
+        await s.ledger.claim(key, entry(t));
+        const outcome = { status: "ok" as const, output: '{"refund_id":1}' };
+        await s.ledger.settle(key, outcome);
+        expect(await s.ledger.peek(key)).toEqual({ kind: "settled", outcome });
+        expect(await s.ledger.claim(key, entry(t))).toEqual({ kind: "settled", outcome });
+        // In the database, not only in this process; and a second settle does not overwrite what ran.
+        await s.ledger.settle(key, { status: "error", error: "late" });
+        expect(await (await db.open()).ledger.peek(key)).toEqual({ kind: "settled", outcome });
+      });
+    });
+
+    describe("runs", () => {
+      let s: Store;
+      beforeAll(async () => {
+        s = (await backend.fresh()).store;
+      });
+
+      it("keeps events in batches and reads any suffix back, gaps included, for several runs in one append", async () => {
+        const [a, b] = [id("r"), id("r")];
+        await s.runs.appendBatches(new Map([[a, [ev(0), ev(1), ev(2)]], [b, [ev(0)]]]));
+        await s.runs.append(a, [ev(3), ev(4), ev(300, "error")]); // recovery numbers past a gap
+        expect((await s.runs.read(a, -1)).map((e) => e.seq)).toEqual([0, 1, 2, 3, 4, 300]);
+        expect((await s.runs.read(a, 1)).map((e) => e.seq)).toEqual([2, 3, 4, 300]);
+        expect(await s.runs.read(a, 4)).toEqual([ev(300, "error")]);
+        expect(await s.runs.read(a, 300)).toEqual([]);
+        expect((await s.runs.read(a, -1))[1]).toEqual(ev(1));
+        expect(await s.runs.read(b, -1)).toEqual([ev(0)]);
+        expect(await s.runs.maxSeq(a)).toBe(300);
+        expect(await s.runs.maxSeq(id("none"))).toBe(-1);
+        expect(await s.runs.hasTerminal(a)).toBe(true);
+        expect(await s.runs.hasTerminal(b)).toBe(false);
+        expect(await s.runs.hasTerminal(id("none"))).toBe(false);
+      });
+
+      it("an append retried after an unknown outcome writes nothing twice", async () => {
+        const r = id("r");
+        await s.runs.append(r, [ev(0), ev(1)]);
+        await s.runs.append(r, [ev(0), ev(1)]);
+        expect((await s.runs.read(r, -1)).map((e) => e.seq)).toEqual([0, 1]);
+      });
+
+      it("end closes a run once: the second settler learns it lost", async () => {
+        const [t, r] = [id("t"), id("r")];
+        await s.runs.start(r, t, "message");
+        expect(await s.runs.get(r)).toEqual({ run_id: r, thread_id: t, ended_at: null, outcome: null });
+        expect(await s.runs.end(r, "completed")).toBe(true);
+        expect(await s.runs.end(r, "error")).toBe(false);
+        const row = (await s.runs.get(r))!;
+        expect(row.outcome).toBe("completed");
+        expect(typeof row.ended_at).toBe("number");
+        expect(await s.runs.get(id("none"))).toBeUndefined();
+      });
+
+      it("listUnheld: open runs that no running thread holds", async () => {
+        const t = id("t");
+        await s.threads.create(t, "alice");
+        const [held, orphan, ended] = [id("r"), id("r"), id("r")];
+        for (const r of [held, orphan, ended]) await s.runs.start(r, t, "message");
+        await s.threads.claimIdle(t, held);
+        await s.runs.end(ended, "completed");
+        const unheld = (await s.runs.listUnheld()).filter((r) => r.thread_id === t);
+        expect(unheld).toEqual([{ run_id: orphan, thread_id: t }]);
+        await s.threads.release(t, held, "idle", "completed");
+        expect((await s.runs.listUnheld()).filter((r) => r.thread_id === t).map((r) => r.run_id).sort()).toEqual([held, orphan].sort());
+      });
+
+      it("prune keeps the logs of the `keep` latest finished runs and of open ones", async () => {
+        const t = id("t");
+        const runs = [id("r"), id("r"), id("r"), id("r")];
+        for (const r of runs) {
+          await s.runs.start(r, t, "message");
+          await s.runs.append(r, [ev(0), ev(1, "done")]);
+        }
+        for (const r of runs.slice(0, 3)) await s.runs.end(r, "completed");
+        await s.runs.prune(t, 1);
+        const kept = await Promise.all(runs.map(async (r) => (await s.runs.read(r, -1)).length > 0));
+        expect(kept[3]).toBe(true); // still open
+        expect(kept.slice(0, 3).filter(Boolean)).toHaveLength(1);
+        await s.runs.prune(t, 0);
+        expect(await Promise.all(runs.map(async (r) => (await s.runs.read(r, -1)).length > 0))).toEqual([false, false, false, true]);
+        // The runs themselves stay: a replay of a pruned run finds it ended, with no events.
+        expect((await s.runs.get(runs[0]!))!.outcome).toBe("completed");
+      });
+    });
+
+    describe("audit", () => {
+      let db: Db;
+      let s: Store;
+      beforeAll(async () => {
+        db = await backend.fresh();
+        s = db.store;
+      });
+      const record = (t: string, over: Partial<AuditRecord> = {}): AuditRecord => ({
+        thread_id: t,
+        interrupt_id: "i1",
+        call_id: "c1",
+        tool: "refund_order",
+        args_hash: s.audit.hash({ amount_cents: 5 }),
+        decision: "approved",
+        by: "ops",
+        reason: null,
+        at: 1_700_000_000_000,
+        ...over,
+      });
+
+      it("lists a thread's decisions oldest first, the last decision per call joined with its execution", async () => {
+        const t = id("t");
+        const ledgerHash = "plain-args";
+        await s.audit.append([
+          record(t, { decision: "approved", run_args_hash: ledgerHash }), // voided below, made again
+          record(t, { call_id: "c2", decision: "rejected", by: "ops", reason: "no" }),
+        ]);
+        await s.audit.append([
+          record(t, { decision: "edited", edited_args_hash: "e1", run_args_hash: ledgerHash, at: 1_700_000_001_000 }),
+        ]);
+        await s.audit.append([record(id("t"))]); // another thread's
+        await s.ledger.claim(`${t}:c1`, { threadId: t, callId: "c1", name: "refund_order", argsHash: ledgerHash });
+        let entries = await s.audit.list(t);
+        expect(entries.map((e) => [e.call_id, e.decision])).toEqual([
+          ["c1", "approved"],
+          ["c2", "rejected"],
+          ["c1", "edited"],
+        ]);
+        expect(entries[0]!.executed).toBeUndefined();
+        expect(entries[1]).toMatchObject({ by: "ops", reason: "no", at: "2023-11-14T22:13:20.000Z" });
+        expect(entries[2]).toMatchObject({ edited_args_hash: "e1", executed: { status: "unknown" } });
+        await s.ledger.settle(`${t}:c1`, { status: "ok", output: "{}" });
+        entries = await s.audit.list(t);
+        expect(entries[2]!.executed!.status).toBe("ok");
+      });
+
+      it("appendForEachCall writes one row per pending call", async () => {
+        const t = id("t");
+        const r = { ...interrupt(t), status: "expired" as const, decided_at: 1 };
+        await s.audit.appendForEachCall(r, { decision: "expired", by: null, reason: "ttl" }, 1_700_000_000_000);
+        expect(await s.audit.list(t)).toEqual([
+          expect.objectContaining({ call_id: "c1", args_hash: "keyed-c1", decision: "expired", by: null, reason: "ttl" }),
+          expect.objectContaining({ call_id: "c2", args_hash: "keyed-c2", decision: "expired", by: null, reason: "ttl" }),
+        ]);
+      });
+
+      it("decidedBy: whether someone decided on the thread", async () => {
+        const t = id("t");
+        await s.audit.append([record(t, { by: "vera" })]);
+        expect(await s.audit.decidedBy(t, "vera")).toBe(true);
+        expect(await s.audit.decidedBy(t, "ops")).toBe(false);
+        expect(await s.audit.decidedBy(id("t"), "vera")).toBe(false);
+      });
+
+      it("the database itself refuses to change or delete a row", async () => {
+        const t = id("t");
+        await s.audit.append([record(t)]);
+        await expect(db.sql("UPDATE audit SET decision = 'rejected' WHERE thread_id = ?", [t])).rejects.toThrow(/immutable/);
+        await expect(db.sql("DELETE FROM audit WHERE thread_id = ?", [t])).rejects.toThrow(/immutable/);
+        expect((await s.audit.list(t)).map((e) => e.decision)).toEqual(["approved"]);
+      });
+
+      it("hashes under one key per database, the same in every store opened on it, insensitive to key order", async () => {
+        const other = await db.open();
+        expect(other.audit.hash({ b: "x", a: 1 })).toBe(s.audit.hash({ a: 1, b: "x" }));
+        const elsewhere = (await backend.fresh()).store;
+        expect(elsewhere.audit.hash({ a: 1, b: "x" })).not.toBe(s.audit.hash({ a: 1, b: "x" }));
+      });
+    });
+
+    describe("transactions", () => {
+      let s: Store;
+      beforeAll(async () => {
+        s = (await backend.fresh()).store;
+      });
+
+      it("commits all of fn's writes and returns its value", async () => {
+        const t = id("t");
+        const value = await s.transaction(async (tx) => {
+          await tx.threads.create(t, "alice");
+          await tx.threads.claimIdle(t, "r1");
+          // Reads inside see the transaction's own writes.
+          return (await tx.threads.get(t))!.status;
+        });
+        expect(value).toBe("running");
+        expect((await s.threads.get(t))!.holder_id).toBe("r1");
+      });
+
+      it("rolls back everything when fn throws, and rethrows", async () => {
+        const [t, r, i] = [id("t"), id("r"), interrupt(id("x"))];
+        const boom = new Error("boom");
+        await expect(
+          s.transaction(async (tx) => {
+            await tx.threads.create(t, "alice");
+            await tx.runs.start(r, t, "message");
+            await tx.runs.append(r, [ev(0)]);
+            await tx.interrupts.create({ ...i, thread_id: t });
+            await tx.audit.append([
+              { thread_id: t, interrupt_id: i.interrupt_id, call_id: "c1", tool: "x", args_hash: "h", decision: "approved", by: "o", reason: null, at: 1 },
+            ]);
+            throw boom;
+          }),
+        ).rejects.toBe(boom);
+        expect(await s.threads.get(t)).toBeUndefined();
+        expect(await s.runs.get(r)).toBeUndefined();
+        expect(await s.runs.read(r, -1)).toEqual([]);
+        expect(await s.interrupts.get(i.interrupt_id)).toBeUndefined();
+        expect(await s.audit.list(t)).toEqual([]);
+      });
+
+      it("a compare-and-set lost inside a transaction undoes its earlier writes", async () => {
+        const t = id("t");
+        await s.threads.create(t, "alice");
+        await s.threads.claimIdle(t, "r1");
+        const i = interrupt(t);
+        await expect(
+          s.transaction(async (tx) => {
+            await tx.interrupts.create(i);
+            await tx.threads.claimIdle(t, "r2");
+          }),
+        ).rejects.toMatchObject({ code: "thread_busy" });
+        expect(await s.interrupts.get(i.interrupt_id)).toBeUndefined();
+      });
+
+      it("answers readable() while the database is there", async () => {
+        expect(await s.readable()).toBe(true);
+      });
+    });
+
+    describe("replicas", () => {
+      let db: Db;
+      let s: Store;
+      beforeAll(async () => {
+        db = await backend.fresh();
+        s = db.store;
+      });
+
+      /** A thread `running` under a replica that is gone (its process died). */
+      async function leftBehind(dead: string | null) {
+        const t = id("t");
+        const holder = id("r");
+        await s.threads.create(t, "alice");
+        await s.threads.claimIdle(t, holder);
+        await db.sql("UPDATE threads SET replica_id = ? WHERE thread_id = ?", [dead, t]);
+        return { t, holder };
+      }
+
+      it("lists a dead replica's threads and lets exactly one survivor adopt each", async () => {
+        const now = Date.now();
+        const other = backend.replicated ? await db.open() : s;
+        const stores = [s, other];
+        const survivors = stores.map((st) => st.replicas);
+        for (const r of survivors) await r.heartbeat(now, 60_000);
+        const { t, holder } = await leftBehind("dead-replica");
+        const orphaned = await s.replicas.listOrphaned(now);
+        expect(orphaned.map((r) => r.thread_id)).toContain(t);
+        expect(orphaned.find((r) => r.thread_id === t)).toMatchObject({ holder_id: holder, replica_id: "dead-replica" });
+
+        const results = await race(20, (i) => survivors[i % 2]!.adopt(t, holder, "dead-replica"));
+        const won = results.flatMap((r, i) => (r.status === "fulfilled" && r.value ? [i] : []));
+        expect(won).toHaveLength(1);
+        const winner = survivors[won[0]! % 2]!;
+        expect(await s.threads.get(t)).toMatchObject({ status: "running", holder_id: holder, replica_id: winner.id });
+        expect((await s.replicas.listOrphaned(now)).map((r) => r.thread_id)).not.toContain(t);
+        // The winner holds it now: a late release from elsewhere (the dead replica come back) fails.
+        if (backend.replicated) expect(await stores[(won[0]! + 1) % 2]!.threads.release(t, holder, "idle", "error")).toBe(false);
+        expect(await stores[won[0]! % 2]!.threads.release(t, holder, "idle", "error")).toBe(true);
+      });
+
+      it("adopt is a compare-and-set on holder and replica, a thread from before replicas included", async () => {
+        const { t, holder } = await leftBehind(null);
+        expect((await s.replicas.listOrphaned(Date.now())).map((r) => r.thread_id)).toContain(t);
+        expect(await s.replicas.adopt(t, "another-holder", null)).toBe(false);
+        expect(await s.replicas.adopt(t, holder, "not-its-replica")).toBe(false);
+        expect(await s.replicas.adopt(t, holder, null)).toBe(true);
+        expect(await s.replicas.adopt(t, holder, null)).toBe(false);
+        await s.threads.release(t, holder, "idle", null);
+        expect(await s.replicas.adopt(t, holder, s.replicas.id)).toBe(false); // not running any more
+      });
+
+      describe.skipIf(!backend.replicated)("leases", () => {
+        it("a thread is orphaned exactly when its replica's lease has run out, or the replica retired", async () => {
+          const other = await db.open();
+          const t = id("t");
+          await other.threads.create(t, "alice");
+          await other.threads.claimIdle(t, "r1");
+          const now = 10_000_000;
+          const orphaned = async (at: number) => (await s.replicas.listOrphaned(at)).some((r) => r.thread_id === t);
+          expect(await orphaned(now)).toBe(true); // never heartbeat: no lease
+          await other.replicas.heartbeat(now, 1_000);
+          expect(await orphaned(now)).toBe(false);
+          expect(await orphaned(now + 999)).toBe(false);
+          expect(await orphaned(now + 1_000)).toBe(true);
+          await other.replicas.heartbeat(now + 1_000, 1_000); // renewed
+          expect(await orphaned(now + 1_500)).toBe(false);
+          await other.replicas.retire();
+          expect(await orphaned(now + 1_500)).toBe(true);
+          expect(other.replicas.id).not.toBe(s.replicas.id);
+        });
+
+        it("replicas starting together on an empty database migrate once and agree on the audit key", async () => {
+          const url = await cluster!.createDatabase();
+          const stores = await Promise.all([1, 2, 3].map(() => openPostgresStore(url).then(track)));
+          const hashes = new Set(stores.map((st) => st.audit.hash({ a: 1 })));
+          expect(hashes.size).toBe(1);
+          expect(new Set(stores.map((st) => st.replicas.id)).size).toBe(3);
+        });
+      });
+    });
+
+    describe("bus", () => {
+      let db: Db;
+      let s: Store;
+      beforeAll(async () => {
+        db = await backend.fresh();
+        s = db.store;
+      });
+
+      it("delivers a published notice, payload intact, to subscribers on every replica, the sender's included", async () => {
+        const other = backend.replicated ? await db.open() : s;
+        expect(s.bus.connected).toBe(true);
+        const key = id("run");
+        const there = notice(other.bus, "cancel", key);
+        const here = notice(s.bus, "cancel", key);
+        await s.bus.publish("cancel", key, "by\tops");
+        expect(await there).toBe("by\tops");
+        expect(await here).toBe("by\tops");
+        const bare = id("run");
+        const got = notice(other.bus, "cancel", bare);
+        await s.bus.publish("cancel", bare);
+        expect(await got).toBe("");
+      });
+
+      it("keeps channels apart and stops delivering after unsubscribe", async () => {
+        const seen: string[] = [];
+        const [a, b] = [id("k"), id("k")];
+        // Only this test's keys: an earlier test's notice may still be on its way to this replica.
+        const mine = (k: string) => k === a || k === b;
+        const off = s.bus.subscribe("run_events", (k) => mine(k) && seen.push(`run_events:${k}`));
+        const offCancel = s.bus.subscribe("cancel", (k) => mine(k) && seen.push(`cancel:${k}`));
+        const first = notice(s.bus, "cancel", a);
+        await s.bus.publish("cancel", a);
+        await first;
+        off();
+        offCancel();
+        const second = notice(s.bus, "cancel", b);
+        await s.bus.publish("cancel", b);
+        await second;
+        expect(seen).toEqual([`cancel:${a}`]);
+      });
+
+      it("appendBatches sends a run_events notice per run, after which the events are there to read", async () => {
+        const other = backend.replicated ? await db.open() : s;
+        const [a, b] = [id("r"), id("r")];
+        const read = (runId: string) =>
+          new Promise<LoggedEvent[]>((resolve, reject) => {
+            const off = other.bus.subscribe("run_events", (k) => {
+              if (k !== runId) return;
+              off();
+              other.runs.read(runId, -1).then(resolve, reject);
+            });
+          });
+        const [gotA, gotB] = [read(a), read(b)];
+        await s.runs.appendBatches(new Map([[a, [ev(0), ev(1)]], [b, [ev(0)]]]));
+        expect((await gotA).map((e) => e.seq)).toEqual([0, 1]);
+        expect((await gotB).map((e) => e.seq)).toEqual([0]);
+      });
+
+      describe.skipIf(!backend.replicated)("between replicas", () => {
+        it("an append rolled back sends no notice (notices go out on commit)", async () => {
+          const other = await db.open();
+          const [lost, marker] = [id("r"), id("r")];
+          const seen: string[] = [];
+          const off = other.bus.subscribe("run_events", (k) => (k === lost || k === marker) && seen.push(k));
+          const markerSeen = notice(other.bus, "run_events", marker);
+          await expect(
+            s.transaction(async (tx) => {
+              await tx.runs.append(lost, [ev(0)]);
+              throw new Error("rolled back");
+            }),
+          ).rejects.toThrow("rolled back");
+          // Notices arrive in commit order: once the later one is in, the earlier one would have been.
+          await s.runs.append(marker, [ev(0)]);
+          await markerSeen;
+          off();
+          expect(seen).toEqual([marker]);
+        });
+
+        it("a listener whose connection drops says so, comes back, and hears notices again", async () => {
+          const errors: string[] = [];
+          const other = (await db.open({ onError: (msg) => errors.push(msg) })) as PostgresStore;
+          const { rows } = await other.pool.query<{ pid: number }>(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = 'tollgate-bus' AND datname = current_database()",
+          );
+          expect(rows.length).toBeGreaterThan(0);
+          for (const { pid } of rows) await other.pool.query("SELECT pg_terminate_backend($1)", [pid]);
+          await vi.waitFor(() => expect(errors.some((m) => /listening connection lost/.test(m))).toBe(true), { timeout: 10_000 });
+          await vi.waitFor(() => expect(other.bus.connected).toBe(true), { timeout: 10_000 });
+          const key = id("k");
+          const got = notice(other.bus, "cancel", key);
+          await s.bus.publish("cancel", key, "again");
+          expect(await got).toBe("again");
+        });
+      });
+    });
+
+    describe.skipIf(!backend.replicated)("outages", () => {
+      it("readable() answers false, without throwing, while the database cannot be reached", async () => {
+        const gate = await tcpGate(await cluster!.createDatabase());
+        const victim = track(await openPostgresStore(gate.url, { onError: () => undefined })); // the cut is reported: expected
+        expect(await victim.readable()).toBe(true);
+        gate.cut();
+        expect(await victim.readable()).toBe(false);
+        gate.restore();
+        expect(await victim.readable()).toBe(true);
+        await gate.close();
+      });
+
+      it("settle does not reject while the database is unreachable: peek answers from memory, the write lands later", async () => {
+        const url = await cluster!.createDatabase();
+        const gate = await tcpGate(url);
+        const victim = track(await openPostgresStore(gate.url, { onError: () => undefined })); // the cut is reported: expected
+        const key = "t:c1";
+        await victim.ledger.claim(key, { threadId: "t", callId: "c1", name: "refund_order", argsHash: "h" });
+        const outcome = { status: "ok" as const, output: "{}" };
+        gate.cut();
+        await victim.ledger.settle(key, outcome);
+        expect(await victim.ledger.peek(key)).toEqual({ kind: "settled", outcome });
+        const elsewhere = track(await openPostgresStore(url));
+        expect(await elsewhere.ledger.peek(key)).toEqual({ kind: "in_doubt" });
+        gate.restore();
+        await vi.waitFor(async () => expect(await elsewhere.ledger.peek(key)).toEqual({ kind: "settled", outcome }), { timeout: 15_000 });
+        await gate.close();
+      });
+    });
+  });
+});
