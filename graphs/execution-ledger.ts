@@ -25,17 +25,21 @@ export const REUSED_CALL_ID: ToolOutcome = { status: "error", error: "call id al
  * the tool runs: that is what makes an approved call run at most once, ever.
  */
 export interface ExecutionLedger {
-  claim(key: string, entry: LedgerEntry): LedgerClaim;
-  settle(key: string, outcome: ToolOutcome): void;
+  claim(key: string, entry: LedgerEntry): Promise<LedgerClaim>;
+  /**
+   * Records what the call did. Never rejects for a database that refuses the write: the tool has
+   * had its effect, so the outcome is kept (and answered by `peek`) until the write is taken.
+   */
+  settle(key: string, outcome: ToolOutcome): Promise<void>;
   /** What is recorded for the key, without claiming it; undefined when it never started. */
-  peek(key: string): Exclude<LedgerClaim, { kind: "claimed" }> | undefined;
+  peek(key: string): Promise<Exclude<LedgerClaim, { kind: "claimed" }> | undefined>;
 }
 
 /** For graphs served without tollgate's store (LangGraph Studio): once per process. */
 export class MemoryLedger implements ExecutionLedger {
   private readonly rows = new Map<string, { argsHash: string; outcome: ToolOutcome | null }>();
 
-  claim(key: string, entry: LedgerEntry): LedgerClaim {
+  async claim(key: string, entry: LedgerEntry): Promise<LedgerClaim> {
     const row = this.rows.get(key);
     if (!row) {
       this.rows.set(key, { argsHash: entry.argsHash, outcome: null });
@@ -44,15 +48,15 @@ export class MemoryLedger implements ExecutionLedger {
     if (row.argsHash !== entry.argsHash) {
       return { kind: "settled", outcome: REUSED_CALL_ID };
     }
-    return this.peek(key)!;
+    return (await this.peek(key))!;
   }
 
-  settle(key: string, outcome: ToolOutcome): void {
+  async settle(key: string, outcome: ToolOutcome): Promise<void> {
     const row = this.rows.get(key);
     if (row) row.outcome = outcome;
   }
 
-  peek(key: string): Exclude<LedgerClaim, { kind: "claimed" }> | undefined {
+  async peek(key: string): Promise<Exclude<LedgerClaim, { kind: "claimed" }> | undefined> {
     const row = this.rows.get(key);
     if (!row) return undefined;
     return row.outcome ? { kind: "settled", outcome: row.outcome } : { kind: "in_doubt" };
@@ -65,8 +69,8 @@ export class MemoryLedger implements ExecutionLedger {
  * mid-run is "outcome unknown". Never claims anything.
  */
 export function answerFromLedger(ledger: ExecutionLedger, threadId: string, fallback: ToolOutcome) {
-  return (call: Pick<ToolCall, "id">): ToolOutcome => {
-    const known = ledger.peek(`${threadId}:${call.id}`);
+  return async (call: Pick<ToolCall, "id">): Promise<ToolOutcome> => {
+    const known = await ledger.peek(`${threadId}:${call.id}`);
     if (known?.kind === "settled") return known.outcome;
     return known?.kind === "in_doubt" ? closingOutcomes.outcomeUnknown() : fallback;
   };

@@ -113,3 +113,19 @@ function withValidCalls(ai: AIMessage): AIMessage {
     usage_metadata: ai.usage_metadata,
   });
 }
+
+/**
+ * `repairHistory` with answers read from the ledger. The first pass only finds which calls need
+ * an answer (nearly always none: no read at all); the second answers them.
+ */
+export async function repairWithLedger(
+  messages: readonly BaseMessage[],
+  answer: (call: ToolCall) => Promise<ToolOutcome>,
+): Promise<BaseMessage[] | undefined> {
+  const asked: ToolCall[] = [];
+  const placeholder: ToolOutcome = { status: "error", error: "" };
+  if (!repairHistory(messages, (call) => (asked.push(call), placeholder))) return undefined;
+  const known = new Map<string | undefined, ToolOutcome>();
+  for (const call of asked) known.set(call.id, await answer(call));
+  return repairHistory(messages, (call) => known.get(call.id) ?? placeholder);
+}

@@ -36,6 +36,15 @@ const envSchema = z.object({
   PORT: intFrom(8787, 0),
   HOST: z.string().min(1).default("127.0.0.1"),
   DATA_DIR: z.string().min(1).default("./data"),
+  /** One PostgreSQL database shared by every replica; unset = SQLite in DATA_DIR. */
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\/\S+$/, { error: "must be a postgres://user:password@host:port/database URL" })
+    .optional(),
+  /** Connections each replica keeps to PostgreSQL. */
+  DATABASE_POOL_SIZE: intFrom(10, 2),
+  /** A replica silent this long is dead: survivors close its runs within twice this. */
+  REPLICA_LEASE_SECONDS: timerSeconds(15),
   MODEL: z.string().min(1).optional(),
   OPENAI_API_KEY: z.string().optional(),
   OPENAI_BASE_URL: z.string().url().optional(),
@@ -76,6 +85,10 @@ export interface Config {
   port: number;
   host: string;
   dataDir: string;
+  /** `postgres://…` when the store is a shared PostgreSQL; undefined = SQLite in `dataDir`. */
+  databaseUrl: string | undefined;
+  databasePoolSize: number;
+  replicaLeaseMs: number;
   /** "demo" for the built-in scripted model, otherwise an OpenAI-compatible model name. */
   model: string;
   openaiApiKey: string | undefined;
@@ -147,6 +160,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     port: e.PORT,
     host: e.HOST,
     dataDir: e.DATA_DIR,
+    databaseUrl: e.DATABASE_URL,
+    databasePoolSize: e.DATABASE_POOL_SIZE,
+    replicaLeaseMs: Math.round(e.REPLICA_LEASE_SECONDS * 1000),
     model,
     openaiApiKey: e.OPENAI_API_KEY,
     openaiBaseUrl: e.OPENAI_BASE_URL,
@@ -172,6 +188,18 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       requestTimeoutMs: Math.round(e.REQUEST_TIMEOUT_SECONDS * 1000),
       maxConnections: e.MAX_CONNECTIONS,
     },
-    secrets: [e.OPENAI_API_KEY, ...(tokens?.keys() ?? [])].filter((v): v is string => v !== undefined),
+    secrets: [e.OPENAI_API_KEY, databasePassword(e.DATABASE_URL), ...(tokens?.keys() ?? [])].filter(
+      (v): v is string => v !== undefined && v !== "",
+    ),
   };
+}
+
+/** The password in a database URL: drivers echo the URL in some errors. */
+function databasePassword(url: string | undefined): string | undefined {
+  if (!url) return undefined;
+  try {
+    return decodeURIComponent(new URL(url).password) || undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -5,11 +5,11 @@ import type { Logger } from "./logger.js";
 import { createModel } from "./model/index.js";
 import { createSecretScrubber, scrubbingLogger, type SecretScrubber } from "./ops/index.js";
 import { Access, createAuthenticator } from "./auth/index.js";
-import { ExpiryCloser, recoverInterruptedRuns, RunAdmission, RunContext, RunService, ThreadService } from "./runs/index.js";
+import { ExpiryCloser, LeaseKeeper, RunAdmission, RunContext, RunService, ThreadService } from "./runs/index.js";
 import { createApp } from "./server/index.js";
-import { openStore, type Store } from "./store/index.js";
-import { createDemoTools, ToolRegistry, type TollgateTool } from "./tools/index.js";
-import { createTestTools } from "./tools/testing/test-tools.js";
+import { type AnyStore, openStore } from "./store/index.js";
+import { createDemoToolsOn, type DemoTables, setupDemoTables, sqliteDemoTables, ToolRegistry, type TollgateTool } from "./tools/index.js";
+import { createTestToolsOn } from "./tools/testing/test-tools.js";
 
 export interface TollgateOptions {
   config: Config;
@@ -17,12 +17,12 @@ export interface TollgateOptions {
   /** Your own model; defaults to what `config.model` names. */
   model?: BaseChatModel;
   /** Your own tools; defaults to the order-support demo tools. */
-  tools?: (store: Store) => TollgateTool[];
+  tools?: (store: AnyStore) => TollgateTool[];
 }
 
 export interface Tollgate {
   app: ReturnType<typeof createApp>;
-  store: Store;
+  store: AnyStore;
   runs: RunService;
   expiry: ExpiryCloser;
   /** The logger everything here writes to: the one given, with every line scrubbed of secrets. */
@@ -43,10 +43,13 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
   // strings) first: upstream errors echo API keys and bearer tokens.
   const scrubber = createSecretScrubber(config.secrets);
   const log = scrubbingLogger(o.log, scrubber);
-  const store = openStore(config.dataDir);
-  const tools = o.tools
-    ? o.tools(store)
-    : [...createDemoTools(store.db), ...(config.testTools ? createTestTools(store.db) : [])];
+  const store = await openStore({
+    dataDir: config.dataDir,
+    databaseUrl: config.databaseUrl,
+    poolMax: config.databasePoolSize,
+    onError: (msg, err) => log.warn(msg, { message: err instanceof Error ? err.message : String(err) }),
+  });
+  const tools = o.tools ? o.tools(store) : await demoTools(store, config.testTools);
   const model = o.model ?? createModel({
     model: config.model,
     openaiApiKey: config.openaiApiKey,
@@ -68,8 +71,10 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
     access,
     scrubber,
   );
-  const recovered = await recoverInterruptedRuns(ctx);
-  if (recovered) log.warn(`closed ${recovered} run(s) left in flight by the previous process`);
+  // This replica's lease first, then what dead ones left, before anything is served.
+  const leases = new LeaseKeeper(ctx, config.replicaLeaseMs);
+  const recovered = await leases.start();
+  if (recovered) log.warn(`closed ${recovered} run(s) left in flight by a process that is gone`);
   const { limits } = config;
   const runs = new RunService(ctx, new RunAdmission(limits.runsPerMinute, limits.maxConcurrentRuns, () => ctx.active.size));
   const expiry = new ExpiryCloser(ctx, config.expirySweepMs);
@@ -95,7 +100,21 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
     async close() {
       await runs.shutdown();
       await expiry.stop();
-      store.close();
+      await leases.stop();
+      await store.close();
     },
   };
+}
+
+/** The demo tools on the store's own database (with `testTools`, the test-only ones too). */
+async function demoTools(store: AnyStore, testTools: boolean): Promise<TollgateTool[]> {
+  let tables: DemoTables;
+  if (store.kind === "sqlite") {
+    setupDemoTables(store.db);
+    tables = sqliteDemoTables(store.db, (work) => store.gate(work));
+  } else {
+    const { postgresDemoTables } = await import("./tools/demo/pg-demo-tables.js");
+    tables = await postgresDemoTables(store.pool);
+  }
+  return [...createDemoToolsOn(tables), ...(testTools ? createTestToolsOn(tables) : [])];
 }

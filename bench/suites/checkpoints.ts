@@ -19,6 +19,7 @@ import { createTollgate } from "../../src/tollgate.js";
 import { nowUs } from "../clock.js";
 import type { BenchContext, Row } from "../context.js";
 import { directive } from "../directive.js";
+import { sqliteOf } from "../../test/helpers/sqlite.js";
 
 const WINDOW = 25; // turns averaged at each milestone
 
@@ -36,7 +37,7 @@ export async function checkpointSuite(ctx: BenchContext): Promise<Row[]> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tollgate-bench-ckpt-"));
   const config = loadConfig({ DATA_DIR: dataDir, MODEL: "fake", OPENAI_API_KEY: "bench", OPENAI_BASE_URL: `${ctx.model.url}/v1` });
   const tg = await createTollgate({ config, log: silentLogger });
-  const db = tg.store.db;
+  const db = sqliteOf(tg.store);
   const saver = tg.store.checkpointer;
   // Time the checkpointer where the graph calls it (both methods are almost all synchronous work).
   let writeUs = 0;
@@ -73,13 +74,13 @@ export async function checkpointSuite(ctx: BenchContext): Promise<Row[]> {
   const milestones: Milestone[] = [];
   try {
     // Warm the code paths first (JIT), on a thread of its own, so turn 10 is not measured cold.
-    for (let i = 0; i < 30; i++) await tg.runs.startMessage(ANONYMOUS, `warm-${randomUUID()}`, directive({ tokens: 8 })).done;
+    for (let i = 0; i < 30; i++) await (await tg.runs.startMessage(ANONYMOUS, `warm-${randomUUID()}`, directive({ tokens: 8 }))).done;
     writeUs = 0;
     puts = 0;
     let from = { turn: 1, bytes: 0, writeUs: 0, puts: 0, at: nowUs() };
     for (let turn = 1; turn <= Math.max(...marks); turn++) {
       if (marks.some((m) => turn === Math.max(2, m - WINDOW + 1))) from = { turn, bytes: totals(threadId), writeUs, puts, at: nowUs() };
-      const run = tg.runs.startMessage(ANONYMOUS, threadId, directive({ tokens: 8 }));
+      const run = await tg.runs.startMessage(ANONYMOUS, threadId, directive({ tokens: 8 }));
       await run.done;
       if (run.outcome !== "completed") throw new Error(`turn ${turn} ended ${run.outcome}`);
       if (!marks.includes(turn)) continue;

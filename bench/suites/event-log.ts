@@ -17,6 +17,7 @@ import { createTollgate } from "../../src/tollgate.js";
 import { nowUs } from "../clock.js";
 import type { BenchContext, Row } from "../context.js";
 import { directive } from "../directive.js";
+import { sqliteOf } from "../../test/helpers/sqlite.js";
 
 const TOKENS = 1000;
 
@@ -29,25 +30,25 @@ export async function eventLogSuite(ctx: BenchContext): Promise<Row[]> {
   let writeUs = 0;
   let events = 0;
   const appendBatches = tg.store.runs.appendBatches.bind(tg.store.runs);
-  tg.store.runs.appendBatches = (batches) => {
+  tg.store.runs.appendBatches = async (batches) => {
     const t = nowUs();
     try {
-      appendBatches(batches);
+      await appendBatches(batches);
     } finally {
       writeUs += nowUs() - t;
       for (const list of batches.values()) events += list.length;
     }
   };
-  const stats = tg.store.db.prepare<[], { rows: number; bytes: number }>(
+  const stats = sqliteOf(tg.store).prepare<[], { rows: number; bytes: number }>(
     "SELECT COUNT(*) AS rows, COALESCE(SUM(LENGTH(frames)), 0) AS bytes FROM run_event_batches",
   );
   try {
-    for (let i = 0; i < 3; i++) await tg.runs.startMessage(ANONYMOUS, `warm-${randomUUID()}`, directive({ tokens: 50 })).done;
+    for (let i = 0; i < 3; i++) await (await tg.runs.startMessage(ANONYMOUS, `warm-${randomUUID()}`, directive({ tokens: 50 }))).done;
     const before = stats.get()!;
     writeUs = 0;
     events = 0;
     for (let i = 0; i < runs; i++) {
-      const run = tg.runs.startMessage(ANONYMOUS, `log-${randomUUID()}`, directive({ tokens: TOKENS }));
+      const run = await tg.runs.startMessage(ANONYMOUS, `log-${randomUUID()}`, directive({ tokens: TOKENS }));
       await run.done;
       if (run.outcome !== "completed") throw new Error(`run ended ${run.outcome}`);
     }

@@ -6,7 +6,7 @@ import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { describeModelFailure, ModelCallError } from "../../src/model/model-call-error.js";
 import type { ToolRegistry } from "../../src/tools/index.js";
 import { answerFromLedger, type ExecutionLedger } from "../execution-ledger.js";
-import { freshCallId, MALFORMED_CALL_NAME, repairHistory, replaceHistory, VALID_TOOL_NAME } from "../history.js";
+import { freshCallId, MALFORMED_CALL_NAME, repairWithLedger, replaceHistory, VALID_TOOL_NAME } from "../history.js";
 import type { AgentStateType, AgentUpdate } from "../state.js";
 import { closingOutcomes, UNPARSABLE_KEY } from "../tool-messages.js";
 import { ChunkAccumulator } from "./chunk-accumulator.js";
@@ -46,7 +46,7 @@ export function createAgentNode(opts: {
   const checksFinish = model._llmType() === "openai";
   return async function agent(state: AgentStateType, config: LangGraphRunnableConfig): Promise<AgentUpdate> {
     const threadId = (config.configurable?.thread_id as string | undefined) ?? "local";
-    const repaired = repairHistory(state.messages, answerFromLedger(ledger, threadId, closingOutcomes.superseded()));
+    const repaired = await repairWithLedger(state.messages, answerFromLedger(ledger, threadId, closingOutcomes.superseded()));
     const history = repaired ?? state.messages;
     const input: BaseMessage[] = systemPrompt ? [new SystemMessage(systemPrompt), ...history] : history;
     const acc = new ChunkAccumulator();

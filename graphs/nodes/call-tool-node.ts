@@ -82,20 +82,20 @@ export function createCallToolNode(registry: ToolRegistry, ledger: ExecutionLedg
     const edited = edit.changed.length ? { edited: edit.changed } : {};
     const key = `${threadId}:${call.id}`;
     // The ledger binds what actually runs: the edited arguments when there was an edit.
-    const claim = ledger.claim(key, { threadId, callId: call.id!, name: call.name, argsHash: hashArgs(edit.args) });
+    const claim = await ledger.claim(key, { threadId, callId: call.id!, name: call.name, argsHash: hashArgs(edit.args) });
     if (claim.kind === "settled") return claim.outcome;
     if (claim.kind === "in_doubt") return closingOutcomes.outcomeUnknown();
     // The ledger is settled when the tool's code really ends, even after this run stopped waiting:
     // a tool that ignores the abort and commits later is recorded with what it did.
     const settled = runToolCall(registry, { id: call.id!, name: call.name, args: edit.args }, { signal, threadId }).then(
-      (result) => {
+      async (result) => {
         const outcome = { ...result, ...edited };
-        ledger.settle(key, outcome);
+        await ledger.settle(key, outcome);
         return outcome;
       },
-      (err: unknown) => {
+      async (err: unknown) => {
         // runToolCall only throws for an abort that the tool itself gave in to, before committing.
-        ledger.settle(key, closingOutcomes.cancelled());
+        await ledger.settle(key, closingOutcomes.cancelled());
         throw err;
       },
     );

@@ -9,7 +9,7 @@ export interface ThreadFacts {
   /** Who sent the message that led to the open interrupt. */
   openRequester: string | null;
   /** Whether the caller decided an interrupt of this thread before. */
-  decidedByCaller: () => boolean;
+  decidedByCaller: () => Promise<boolean>;
 }
 
 /**
@@ -59,7 +59,7 @@ export class Access {
    * May `p` see the thread (GET, stream, audit)? Its owner and admins; an approver while it waits
    * on calls it may decide, and for good once it has decided one of its interrupts.
    */
-  maySee(p: Principal, t: ThreadFacts): boolean {
+  async maySee(p: Principal, t: ThreadFacts): Promise<boolean> {
     if (this.owns(p, t.owner)) return true;
     if (!hasRole(p, "approver")) return false;
     if (t.openPolicies.length > 0 && this.mayDecideAll(p, t.owner, t.openPolicies, t.openRequester)) return true;

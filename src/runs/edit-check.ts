@@ -29,7 +29,7 @@ export async function prepareEdits(
   decisions: readonly ResumeDecision[],
 ): Promise<PreparedEdits> {
   if (!decisions.some((d) => d.edited_args !== undefined)) return NO_EDITS;
-  const record = ctx.store.interrupts.get(interruptId);
+  const record = await ctx.store.interrupts.get(interruptId);
   if (!record || record.thread_id !== threadId || record.status !== "waiting_human") return NO_EDITS;
   const state = await ctx.graph.getState({ configurable: { thread_id: threadId } });
   const real = new Map(unansweredCalls((state.values as Partial<AgentStateType>).messages ?? []).map((c) => [c.id!, c]));

@@ -33,9 +33,9 @@ export class ExpiryCloser {
   }
 
   /** Due interrupts; none while the database cannot be read (the next sweep tries again). */
-  private listExpired() {
+  private async listExpired() {
     try {
-      return this.ctx.store.interrupts.listExpired(Date.now());
+      return await this.ctx.store.interrupts.listExpired(Date.now());
     } catch (err) {
       if (!isStorageFault(err)) throw err;
       return [];
@@ -44,7 +44,7 @@ export class ExpiryCloser {
 
   private async closeDue(): Promise<number> {
     let closed = 0;
-    for (const r of this.listExpired()) {
+    for (const r of await this.listExpired()) {
       try {
         if (await closeInterrupt(this.ctx, r.thread_id, r.interrupt_id, "expired")) closed++;
       } catch (err) {

@@ -10,3 +10,4 @@ export type { GraphChunk } from "./adapter.js";
 export type { ResumeDecision } from "./resume-gate.js";
 export { ThreadService } from "./thread-service.js";
 export { RunAdmission } from "./run-admission.js";
+export { LeaseKeeper } from "./lease-keeper.js";

@@ -39,19 +39,19 @@ export async function closeInterrupt(
 ): Promise<boolean> {
   const holder = closerHolderId(to);
   try {
-    ctx.store.db.transaction(() => {
-      if (!ctx.store.interrupts.transition(interruptId, to)) throw new LostRace();
-      if (!ctx.store.threads.claimWaiting(threadId, holder, false)) throw new LostRace(); // rolls back the first
+    await ctx.store.transaction(async (tx) => {
+      if (!(await tx.interrupts.transition(interruptId, to))) throw new LostRace();
+      if (!(await tx.threads.claimWaiting(threadId, holder, false))) throw new LostRace(); // rolls back the first
       const reason = to === "expired" ? "approval window closed" : "cancelled";
-      ctx.store.audit.appendForEachCall(ctx.store.interrupts.get(interruptId)!, { decision: to, by, reason });
-    })();
+      await tx.audit.appendForEachCall((await tx.interrupts.get(interruptId))!, { decision: to, by, reason });
+    });
   } catch (err) {
     if (err instanceof LostRace) return false;
     throw err;
   }
   try {
     await closePendingCalls(ctx.graph, ctx.store.ledger, threadId, closingOutcome(to));
-    ctx.store.threads.release(threadId, holder, "idle", to);
+    await ctx.store.threads.release(threadId, holder, "idle", to);
   } catch (err) {
     // The thread stays held: released now it would sit idle over unanswered calls. The settler
     // finishes the close once the database takes writes again; the caller hears it failed.

@@ -27,7 +27,8 @@ export async function closePendingCalls(
   const uncommitted = state.tasks.some((t) => t.result !== undefined);
   if (calls.length === 0 && !uncommitted) return [];
   const answer = answerFromLedger(ledger, threadId, fallback);
-  const messages = calls.map((call) => outcomeMessage(call, answer(call)));
+  const messages: ToolMessage[] = [];
+  for (const call of calls) messages.push(outcomeMessage(call, await answer(call)));
   // As if the tools node had answered them; its router ends the graph when `closed` is set.
   await graph.updateState(config, { messages, closed: true }, "tools");
   return messages;

@@ -5,24 +5,30 @@ import type { RunContext } from "./run-context.js";
 const RESTARTED: ToolOutcome = { status: "error", error: "not executed: the server restarted" };
 
 /**
- * At start-up, before serving: every thread the last process left `running` is closed as `error`
- * at what its next run will load (a step whose checkpoint never came is committed first). Calls
- * it left open are answered from the ledger: run → their result, caught mid-run → "outcome
- * unknown", never started → not executed. Nothing is re-run. Every run row the last process left
- * open is closed, its log ended with exactly one terminal event. Returns how many threads it closed.
+ * Takes over what dead processes left: every thread `running` under a replica without a live
+ * lease (SQLite: any process but this one) is closed as `error` at what its next run will load
+ * (a step whose checkpoint never came is committed first). Calls it left open are answered from
+ * the ledger: run → their result, caught mid-run → "outcome unknown", never started → not
+ * executed. Nothing is re-run. Every run row left open without a thread under it is closed, its
+ * log ended with exactly one terminal event. Of several survivors sweeping at once, one takes
+ * each thread (compare-and-set). Returns how many threads it took over.
  */
-export async function recoverInterruptedRuns(ctx: RunContext): Promise<number> {
-  const threads = ctx.store.threads.listRunning();
-  for (const t of threads) {
+export async function recoverInterruptedRuns(ctx: RunContext, now = Date.now()): Promise<number> {
+  const { replicas, runs } = ctx.store;
+  let taken = 0;
+  for (const t of await replicas.listOrphaned(now)) {
     const holderId = t.holder_id ?? "";
+    if (!(await replicas.adopt(t.thread_id, holderId, t.replica_id))) continue; // another survivor's
+    taken++;
     // A closer that died mid-way finishes what it was doing: its interrupt is already decided.
     const closing = closerTarget(holderId);
     await ctx.settler.adopt({ threadId: t.thread_id, holderId, fallback: closing ? closingOutcome(closing) : RESTARTED });
-    ctx.log.warn("closed a run the previous process left in flight", { thread_id: t.thread_id, run_id: holderId });
+    ctx.log.warn("closed a run a process that is gone left in flight", { thread_id: t.thread_id, run_id: holderId });
   }
   // Runs that ended without closing their row (a thread released by an older version, say).
-  for (const r of ctx.store.runs.listOpen()) {
+  for (const r of await runs.listUnheld()) {
+    if (ctx.active.has(r.thread_id) || ctx.settler.holdsRun(r.run_id)) continue;
     await ctx.settler.adopt({ threadId: r.thread_id, holderId: r.run_id, fallback: RESTARTED });
   }
-  return threads.length;
+  return taken;
 }

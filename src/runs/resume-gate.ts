@@ -1,7 +1,7 @@
 import type { GateDecision } from "../../graphs/decisions.js";
 import type { Principal } from "../auth/index.js";
 import { AppError, type Decision } from "../protocol/index.js";
-import { type AuditRecord, callRow, type InterruptCall, type InterruptRecord } from "../store/index.js";
+import { type AuditRecord, callRow, type InterruptCall, type InterruptRecord, type StoreOps } from "../store/index.js";
 import { hashArgs } from "../tools/index.js";
 import type { PreparedEdits } from "./edit-check.js";
 import type { RunContext } from "./run-context.js";
@@ -13,15 +13,16 @@ export type ResumeDecision = Decision;
 const DEFAULT_REASON = "User denied";
 
 /**
- * Opens the gate for one resume, in one transaction: the caller may see the thread and decide
+ * Opens the gate for one resume, inside the caller's transaction `tx`: the caller may see the thread and decide
  * every call of its open interrupt; the interrupt is the open one, before its deadline; every
  * decision names a pending call and every edit was checked; then the interrupt leaves
  * `waiting_human`, the thread becomes `running` under `runId` (both compare-and-set), and the audit
  * trail gets one row per pending call. Returns the decisions bound to the hashes of the calls the
  * person was shown. Checks run in the contract's order: 404, 403, then 410/409/422, then the edits.
  */
-export function openGate(
+export async function openGate(
   ctx: RunContext,
+  tx: StoreOps,
   p: Principal,
   threadId: string,
   interruptId: string,
@@ -31,44 +32,48 @@ export function openGate(
   now: number,
   /** The rate and concurrency limits: after 404 and 403, before 409/410/422. */
   admit: () => void = () => {},
-): OpenedGate {
-  const { store } = ctx;
-  return store.db.transaction((): OpenedGate => {
-    const thread = seeThread(ctx, p, threadId);
-    const open = thread.status === "waiting_human" && thread.open_interrupt_id ? store.interrupts.get(thread.open_interrupt_id) : undefined;
-    if (open?.status === "waiting_human" && !ctx.access.mayDecideAll(p, thread.owner, open.calls.map((c) => c.policy), open.requester)) {
-      throw new AppError("forbidden", forbiddenWhy(open, p, thread.owner));
+): Promise<OpenedGate> {
+  const thread = await seeThread(ctx, p, threadId, tx);
+  const open = thread.status === "waiting_human" && thread.open_interrupt_id ? await tx.interrupts.get(thread.open_interrupt_id) : undefined;
+  if (open?.status === "waiting_human" && !ctx.access.mayDecideAll(p, thread.owner, open.calls.map((c) => c.policy), open.requester)) {
+    throw new AppError("forbidden", forbiddenWhy(open, p, thread.owner));
+  }
+  // A refused edit is a 400, and must not use up the caller's run budget.
+  for (const d of decisions) {
+    const checked = edits.interruptId === interruptId ? edits.byCall.get(d.call_id) : undefined;
+    if (checked && "error" in checked) throw new AppError("invalid_request", checked.error);
+  }
+  admit();
+  const named = await tx.interrupts.get(interruptId);
+  if (named && named.thread_id === threadId) {
+    const past = named.status === "expired" || (named.status === "waiting_human" && now >= named.expires_at);
+    if (past) throw new AppError("approval_expired", `Approval window closed at ${new Date(named.expires_at).toISOString()}`);
+  }
+  if (thread.status === "running") throw new AppError("thread_busy", "A run is already in flight on this thread");
+  if (!open || open.status !== "waiting_human") throw new AppError("not_waiting", "This thread has no open interrupt");
+  // Never echo the open interrupt's id: the stale one's owner can read it from GET if allowed.
+  if (open.interrupt_id !== interruptId) throw new AppError("stale_interrupt", "interrupt_id is not this thread's open interrupt");
+  const pending = new Map(open.calls.map((c) => [c.call_id, c]));
+  const seen = new Set<string>();
+  for (const d of decisions) {
+    if (seen.has(d.call_id)) throw new AppError("invalid_request", `Two decisions name call ${clip(d.call_id)}`);
+    seen.add(d.call_id);
+    if (!pending.has(d.call_id)) throw new AppError("unknown_call", `Call ${clip(d.call_id)} is not pending in this interrupt`);
+  }
+  const bound = decisions.map((d) => bind(d, pending.get(d.call_id)!, edits, interruptId));
+  const gate = bound.map((b) => b.decision);
+  const to = gate.some((d) => d.approved) ? "resumed" : "rejected";
+  // Compare-and-set, the deadline included: a read above may be stale on a shared database.
+  if (!(await tx.interrupts.transition(interruptId, to, gate, now))) {
+    const again = await tx.interrupts.get(interruptId);
+    if (again?.status === "expired" || (again?.status === "waiting_human" && now >= again.expires_at)) {
+      throw new AppError("approval_expired", `Approval window closed at ${new Date(again.expires_at).toISOString()}`);
     }
-    // A refused edit is a 400, and must not use up the caller's run budget.
-    for (const d of decisions) {
-      const checked = edits.interruptId === interruptId ? edits.byCall.get(d.call_id) : undefined;
-      if (checked && "error" in checked) throw new AppError("invalid_request", checked.error);
-    }
-    admit();
-    const named = store.interrupts.get(interruptId);
-    if (named && named.thread_id === threadId) {
-      const past = named.status === "expired" || (named.status === "waiting_human" && now >= named.expires_at);
-      if (past) throw new AppError("approval_expired", `Approval window closed at ${new Date(named.expires_at).toISOString()}`);
-    }
-    if (thread.status === "running") throw new AppError("thread_busy", "A run is already in flight on this thread");
-    if (!open || open.status !== "waiting_human") throw new AppError("not_waiting", "This thread has no open interrupt");
-    // Never echo the open interrupt's id: the stale one's owner can read it from GET if allowed.
-    if (open.interrupt_id !== interruptId) throw new AppError("stale_interrupt", "interrupt_id is not this thread's open interrupt");
-    const pending = new Map(open.calls.map((c) => [c.call_id, c]));
-    const seen = new Set<string>();
-    for (const d of decisions) {
-      if (seen.has(d.call_id)) throw new AppError("invalid_request", `Two decisions name call ${clip(d.call_id)}`);
-      seen.add(d.call_id);
-      if (!pending.has(d.call_id)) throw new AppError("unknown_call", `Call ${clip(d.call_id)} is not pending in this interrupt`);
-    }
-    const bound = decisions.map((d) => bind(d, pending.get(d.call_id)!, edits, interruptId));
-    const gate = bound.map((b) => b.decision);
-    const to = gate.some((d) => d.approved) ? "resumed" : "rejected";
-    if (!store.interrupts.transition(interruptId, to, gate)) throw new AppError("not_waiting", "This interrupt was already decided");
-    if (!store.threads.claimWaiting(threadId, runId, true)) throw new AppError("thread_busy", "A run is already in flight on this thread");
-    store.audit.append(auditRows(ctx, open, bound, p, now));
-    return { decisions: gate, requester: open.requester ?? thread.owner };
-  })();
+    throw new AppError("not_waiting", "This interrupt was already decided");
+  }
+  if (!(await tx.threads.claimWaiting(threadId, runId, true))) throw new AppError("thread_busy", "A run is already in flight on this thread");
+  await tx.audit.append(auditRows(ctx, open, bound, p, now));
+  return { decisions: gate, requester: open.requester ?? thread.owner };
 }
 
 /** The decisions bound for the graph, and whose message the continuation still answers. */

@@ -31,10 +31,20 @@ export interface ActiveRun {
   resume?: { interruptId: string; approved: string[] };
 }
 
+/** A run whose claim is on its way to the database. */
+export interface StartingRun {
+  threadId: string;
+  controller: AbortController;
+  /** The run once launched; undefined when its claim was refused. */
+  started: Promise<ActiveRun | undefined>;
+}
+
 /** What the run machinery shares: its dependencies plus the in-flight runs of this process. */
 export class RunContext {
   /** By thread: at most one per thread, enforced by the SQL claim. */
   readonly active = new Map<string, ActiveRun>();
+  /** By run id: runs whose claim is being written (see `RunService.begin`). */
+  readonly starting = new Map<string, StartingRun>();
   /** By run id: live logs that listeners can follow. */
   readonly live = new Map<string, RunLog>();
   readonly persister: EventPersister;

@@ -4,7 +4,7 @@ import type { AgentStateType } from "../../graphs/state.js";
 import { closingOutcomes, unansweredCalls } from "../../graphs/tool-messages.js";
 import { ModelCallError } from "../model/index.js";
 import type { EventBody } from "../protocol/index.js";
-import { interruptPayload, type InterruptRecord, isStorageFault } from "../store/index.js";
+import { interruptPayload, type InterruptRecord, isStorageFault, type StoreOps } from "../store/index.js";
 import { hashArgs, type ToolOutcome } from "../tools/index.js";
 import { toolResultEvent } from "./adapter.js";
 import { closePendingCalls } from "./pending-calls.js";
@@ -47,25 +47,25 @@ export async function finishNormally(ctx: RunContext, run: ActiveRun, end: Graph
       requester: run.requester,
     };
     const event: EventBody = { type: "interrupt", ...interruptPayload({ ...record, status: "waiting_human", decided_at: null }) };
-    commitEnd(ctx, run, event, "interrupted", () => {
-      ctx.store.interrupts.create(record);
-      ctx.store.threads.release(run.threadId, run.runId, "waiting_human", null, record.interrupt_id);
+    await commitEnd(ctx, run, event, "interrupted", async (tx) => {
+      await tx.interrupts.create(record);
+      return tx.threads.release(run.threadId, run.runId, "waiting_human", null, record.interrupt_id);
     });
     return "interrupted";
   }
   const last = values.messages.at(-1);
   const outcome = last && ToolMessage.isInstance(last) && !values.closed ? "max_rounds" : "completed";
-  commitEnd(ctx, run, { type: "done", outcome, message: lastAssistantText(values.messages) }, outcome, () => {
-    ctx.store.threads.release(run.threadId, run.runId, "idle", outcome);
-  });
+  await commitEnd(ctx, run, { type: "done", outcome, message: lastAssistantText(values.messages) }, outcome, (tx) =>
+    tx.threads.release(run.threadId, run.runId, "idle", outcome),
+  );
   return outcome;
 }
 
 export async function finishCancelled(ctx: RunContext, run: ActiveRun): Promise<string> {
   await closeCalls(ctx, run, closingOutcomes.cancelled());
-  commitEnd(ctx, run, { type: "cancelled", reason: cancelReasonOf(run.controller.signal) }, "cancelled", () => {
-    ctx.store.threads.release(run.threadId, run.runId, "idle", "cancelled");
-  });
+  await commitEnd(ctx, run, { type: "cancelled", reason: cancelReasonOf(run.controller.signal) }, "cancelled", (tx) =>
+    tx.threads.release(run.threadId, run.runId, "idle", "cancelled"),
+  );
   return "cancelled";
 }
 
@@ -75,9 +75,9 @@ export async function finishFailed(ctx: RunContext, run: ActiveRun, err: unknown
   if (run.resume && isStorageFault(err)) throw err;
   const failure = describeFailure(ctx, run, err);
   await closeCalls(ctx, run, RUN_FAILED);
-  commitEnd(ctx, run, failure, "error", () => {
-    ctx.store.threads.release(run.threadId, run.runId, "idle", "error");
-  });
+  await commitEnd(ctx, run, failure, "error", (tx) =>
+    tx.threads.release(run.threadId, run.runId, "idle", "error"),
+  );
   return "error";
 }
 
@@ -114,15 +114,23 @@ export function forget(ctx: RunContext, run: ActiveRun, outcome: string): void {
  * so no crash or refused write can leave a released thread whose log has no end, or an end
  * without the state it reports. Throws (nothing written, nothing published) if the database refuses.
  */
-function commitEnd(ctx: RunContext, run: ActiveRun, terminal: EventBody, outcome: string, writeState: () => void): void {
+async function commitEnd(
+  ctx: RunContext,
+  run: ActiveRun,
+  terminal: EventBody,
+  outcome: string,
+  writeState: (tx: StoreOps) => Promise<boolean>,
+): Promise<void> {
   detach(ctx, run);
-  run.log.end(terminal, (e) =>
-    ctx.store.db.transaction(() => {
-      writeState();
-      ctx.store.runs.append(run.runId, [e]);
-      ctx.store.runs.end(run.runId, outcome);
-      ctx.store.runs.prune(run.threadId, ctx.settings.eventRetentionRuns);
-    })(),
+  await run.log.end(terminal, (e) =>
+    ctx.store.transaction(async (tx) => {
+      // Not held any more: another replica took the thread over (this one was cut off from the
+      // database past its lease) and has ended the run; nothing here may be written.
+      if (!(await writeState(tx))) throw new Error(`run ${run.runId} no longer holds thread ${run.threadId}`);
+      await tx.runs.append(run.runId, [e]);
+      await tx.runs.end(run.runId, outcome);
+      await tx.runs.prune(run.threadId, ctx.settings.eventRetentionRuns);
+    }),
   );
 }
 

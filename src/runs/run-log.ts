@@ -16,8 +16,14 @@ const terminal = new Set<string>(TERMINAL_TYPES);
  */
 export class RunLog {
   private readonly events: LoggedEvent[] = [];
+  /** How many events listeners may see: a non-token event (and all after it) waits for its write. */
+  private visible = 0;
+  /** Indexes of non-token events whose write has not finished. */
+  private readonly unwritten = new Set<number>();
   private waiters: Array<() => void> = [];
   private ended = false;
+  /** The terminal event is being committed: nothing more is appended. */
+  private ending = false;
 
   constructor(
     readonly runId: string,
@@ -26,7 +32,7 @@ export class RunLog {
   ) {}
 
   get isEnded(): boolean {
-    return this.ended;
+    return this.ended || this.ending;
   }
 
   /** Whether events after `seq` exist or may still come. */
@@ -35,15 +41,25 @@ export class RunLog {
   }
 
   /**
-   * Appends one non-terminal event. Token events are written in batches; any other is written
-   * before listeners see it (or queued for a retry when the database refuses it).
+   * Appends one non-terminal event, numbered now. Token events are written in batches; any other
+   * is written before listeners see it (or, when the database refuses it, queued for a retry and
+   * shown): listeners see events in order, so tokens after it wait with it.
    */
   append(body: EventBody): void {
     if (terminal.has(body.type)) throw new Error(`run ${this.runId}: '${body.type}' ends the log; use end()`);
+    if (this.ending && body.type === "token") return; // a late token of a model that was cut off
     const e = this.build(body);
-    if (e.type === "token") this.persister.enqueue(this.runId, e);
-    else this.persister.persistNow(this.runId, e);
-    this.publish(e);
+    const index = this.events.push(e) - 1;
+    if (e.type === "token") {
+      this.persister.enqueue(this.runId, e);
+      if (this.unwritten.size === 0) this.show(this.events.length);
+      return;
+    }
+    this.unwritten.add(index);
+    void this.persister.persistNow(this.runId, e).then(() => {
+      this.unwritten.delete(index);
+      this.show(this.unwritten.size ? Math.min(...this.unwritten) : this.events.length);
+    });
   }
 
   /**
@@ -52,11 +68,17 @@ export class RunLog {
    * can never leave one without the other. Listeners see the event only once it is committed;
    * if the database refuses, this throws and nothing is published.
    */
-  end(body: EventBody, commit: (e: LoggedEvent) => void): void {
+  async end(body: EventBody, commit: (e: LoggedEvent) => Promise<void>): Promise<void> {
     const e = this.build(body);
-    this.persister.flushOrThrow();
-    commit(e);
-    this.publish(e);
+    this.ending = true;
+    try {
+      await this.persister.flushOrThrow();
+      await commit(e);
+    } catch (err) {
+      this.ending = false;
+      throw err;
+    }
+    this.publishEnd(e);
   }
 
   /**
@@ -65,7 +87,7 @@ export class RunLog {
    */
   endUnstored(body: EventBody): LoggedEvent {
     const e = this.build(body);
-    this.publish(e);
+    this.publishEnd(e);
     return e;
   }
 
@@ -76,9 +98,16 @@ export class RunLog {
     return { seq: this.events.length, type, data: JSON.stringify({ run_id: this.runId, ...rest }) };
   }
 
-  private publish(e: LoggedEvent): void {
+  private publishEnd(e: LoggedEvent): void {
     this.events.push(e);
-    if (terminal.has(e.type)) this.ended = true;
+    this.ended = true;
+    this.unwritten.clear(); // written before the end, or kept by the persister for its retry
+    this.show(this.events.length);
+  }
+
+  private show(upTo: number): void {
+    if (upTo <= this.visible) return;
+    this.visible = upTo;
     const waiters = this.waiters;
     this.waiters = [];
     for (const w of waiters) w();
@@ -94,9 +123,9 @@ export class RunLog {
     try {
       for (;;) {
         if (signal?.aborted) return;
-        if (next < this.events.length) {
-          const batch = this.events.slice(next);
-          next = this.events.length;
+        if (next < this.visible) {
+          const batch = this.events.slice(next, this.visible);
+          next = this.visible;
           yield batch;
           continue;
         }

@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { HumanMessage } from "@langchain/core/messages";
 import type { AgentUpdate } from "../../graphs/state.js";
-import { AppError, threadNotFound, type CancelReason } from "../protocol/index.js";
+import { AppError, CANCEL_REASONS, threadNotFound, type CancelReason } from "../protocol/index.js";
 import type { Principal } from "../auth/index.js";
-import { type LoggedEvent, storageUnavailable, type ThreadStatus } from "../store/index.js";
+import { type LoggedEvent, storageUnavailable, type ThreadRow, type ThreadStatus } from "../store/index.js";
 import { NO_EDITS, prepareEdits, type PreparedEdits } from "./edit-check.js";
 import { RunAdmission } from "./run-admission.js";
 import { closeInterrupt } from "./interrupt-closer.js";
@@ -12,6 +12,7 @@ import type { ActiveRun, RunContext } from "./run-context.js";
 import { executeRun } from "./run-executor.js";
 import { RunLog } from "./run-log.js";
 import { openGate, type ResumeDecision } from "./resume-gate.js";
+import { cancelRemoteRun, followStoredRun } from "./remote-run.js";
 import { seeThread } from "./thread-access.js";
 
 /** How much of the first user message names a thread in lists. */
@@ -27,41 +28,46 @@ export interface CancelResult {
 export class RunService {
   private closing = false;
 
+  private readonly unsubscribe: () => void;
+
   /** `admission`: the run-rate and concurrency limits (none when not given). */
   constructor(
     private readonly ctx: RunContext,
     private readonly admission: RunAdmission = new RunAdmission(0, Number.POSITIVE_INFINITY, () => 0),
-  ) {}
+  ) {
+    this.unsubscribe = ctx.store.bus.subscribe("cancel", (runId, reason) => this.onRemoteCancel(runId, reason));
+  }
 
   /**
    * A new user message from `p`. Creates the thread (owned by `p`) if needed. Someone else's thread
    * is `thread_not_found`, as if it did not exist; then `forbidden` without the `user` role; then
    * `thread_busy` / `awaiting_approval`. A refusal writes nothing.
    */
-  startMessage(p: Principal, threadId: string, message: string, onDisconnect: "cancel" | "continue" = "cancel"): ActiveRun {
+  async startMessage(p: Principal, threadId: string, message: string, onDisconnect: "cancel" | "continue" = "cancel"): Promise<ActiveRun> {
     this.refuseIfClosing();
     const runId = randomUUID();
     // One transaction (one commit) for everything a run's start writes; a throw rolls it all back.
-    this.ctx.store.db.transaction(() => {
-      const thread = this.ctx.store.threads.ensure(threadId, p.sub);
-      if (!this.ctx.access.owns(p, thread.owner)) throw threadNotFound(threadId);
-      if (!this.ctx.access.mayStartRuns(p)) throw new AppError("forbidden", "Starting runs needs the role 'user'");
-      this.admission.admit(p.sub);
-      this.ctx.store.threads.claimIdle(threadId, runId);
-      this.ctx.store.threads.setTitle(threadId, message.replace(/\s+/g, " ").trim().slice(0, TITLE_CHARS));
-      this.ctx.store.runs.start(runId, threadId, "message");
-    })();
+    const claim = () =>
+      this.ctx.store.transaction(async (tx) => {
+        const thread = await tx.threads.ensure(threadId, p.sub);
+        if (!this.ctx.access.owns(p, thread.owner)) throw threadNotFound(threadId);
+        if (!this.ctx.access.mayStartRuns(p)) throw new AppError("forbidden", "Starting runs needs the role 'user'");
+        this.admission.admit(p.sub);
+        await tx.threads.claimIdle(threadId, runId);
+        await tx.threads.setTitle(threadId, message.replace(/\s+/g, " ").trim().slice(0, TITLE_CHARS));
+        await tx.runs.start(runId, threadId, "message");
+      });
     // An id of its own, so a repair can move or replace it like any other stored message.
     const input: AgentUpdate = { messages: [new HumanMessage({ id: randomUUID(), content: message })], rounds: 0, closed: false };
-    return this.launch(threadId, runId, p.sub, onDisconnect, input, {});
+    return this.begin(threadId, runId, claim, (_, controller) => this.launch(controller, threadId, runId, p.sub, onDisconnect, input, {}));
   }
 
   /**
-   * `p`'s decisions on the open interrupt; the gate's checks throw the contract's codes. Without
-   * edits the gate opens (and the run is registered) before this returns, so a cancel that comes
-   * next finds the run; edits are checked against the checkpoint first, which takes a read.
+   * `p`'s decisions on the open interrupt; the gate's checks throw the contract's codes. The gate
+   * opens (and the run is registered) before this returns, so a cancel that comes next finds the
+   * run; edits are checked against the checkpoint first, which takes a read.
    */
-  startResume(
+  async startResume(
     p: Principal,
     threadId: string,
     interruptId: string,
@@ -69,32 +75,32 @@ export class RunService {
     onDisconnect: "cancel" | "continue" = "cancel",
   ): Promise<ActiveRun> {
     this.refuseIfClosing();
-    seeThread(this.ctx, p, threadId); // nothing is read for a caller who may not see the thread
-    const open = (edits: PreparedEdits) => this.openResume(p, threadId, interruptId, decisions, edits, onDisconnect);
-    if (!decisions.some((d) => d.edited_args !== undefined)) return Promise.resolve(open(NO_EDITS));
-    return prepareEdits(this.ctx, threadId, interruptId, decisions).then((edits) => {
-      this.refuseIfClosing();
-      return open(edits);
-    });
+    await seeThread(this.ctx, p, threadId); // nothing is read for a caller who may not see the thread
+    const edits = decisions.some((d) => d.edited_args !== undefined) ? await prepareEdits(this.ctx, threadId, interruptId, decisions) : NO_EDITS;
+    this.refuseIfClosing();
+    return this.openResume(p, threadId, interruptId, decisions, edits, onDisconnect);
   }
 
-  private openResume(
+  private async openResume(
     p: Principal,
     threadId: string,
     interruptId: string,
     decisions: readonly ResumeDecision[],
     edits: PreparedEdits,
     onDisconnect: "cancel" | "continue",
-  ): ActiveRun {
+  ): Promise<ActiveRun> {
     const runId = randomUUID();
-    const gate = this.ctx.store.db.transaction(() => {
-      const opened = openGate(this.ctx, p, threadId, interruptId, decisions, edits, runId, Date.now(), () => this.admission.admit(p.sub));
-      this.ctx.store.runs.start(runId, threadId, "resume");
-      return opened;
-    })();
-    const resume = { interruptId, approved: gate.decisions.filter((d) => d.approved).map((d) => d.call_id) };
-    // The continuation still answers the same person's message: calls it asks for next are theirs too.
-    return this.launch(threadId, runId, gate.requester, onDisconnect, null, { decisions: gate.decisions }, resume);
+    const claim = () =>
+      this.ctx.store.transaction(async (tx) => {
+        const opened = await openGate(this.ctx, tx, p, threadId, interruptId, decisions, edits, runId, Date.now(), () => this.admission.admit(p.sub));
+        await tx.runs.start(runId, threadId, "resume");
+        return opened;
+      });
+    return this.begin(threadId, runId, claim, (gate, controller) => {
+      const resume = { interruptId, approved: gate.decisions.filter((d) => d.approved).map((d) => d.call_id) };
+      // The continuation still answers the same person's message: calls it asks for next are theirs too.
+      return this.launch(controller, threadId, runId, gate.requester, onDisconnect, null, { decisions: gate.decisions }, resume);
+    });
   }
 
   /**
@@ -102,27 +108,59 @@ export class RunService {
    * interrupt. Idempotent; answers once the thread has settled.
    */
   async cancel(p: Principal, threadId: string, reason: CancelReason = "api"): Promise<CancelResult> {
-    const thread = seeThread(this.ctx, p, threadId);
+    let thread = await seeThread(this.ctx, p, threadId);
     if (!this.ctx.access.owns(p, thread.owner)) {
       throw new AppError("forbidden", "Only the thread's owner may cancel; an approver refuses with a resume that rejects");
     }
     let cancelled = false;
+    // Runs whose claim is still on its way to the database: each ends `cancelled` as it begins.
+    const starting = [...this.ctx.starting.values()].filter((s) => s.threadId === threadId);
+    for (const s of starting) s.controller.abort(new RunCancelled(reason));
+    for (const s of starting) {
+      const started = await s.started;
+      if (started) cancelled = (await this.stopLocal(started, reason)) || cancelled;
+    }
     const run = this.ctx.active.get(threadId);
     if (run) {
-      run.controller.abort(new RunCancelled(reason));
-      await run.done;
-      cancelled = run.outcome === "cancelled";
+      cancelled = (await this.stopLocal(run, reason)) || cancelled;
     } else if (thread.status === "waiting_human" && thread.open_interrupt_id) {
       cancelled = await closeInterrupt(this.ctx, threadId, thread.open_interrupt_id, "cancelled", p.sub);
-    } else if (thread.status === "running") {
-      // Held by a run or closer that could not finish its writes: settle it now if the database
-      // allows (else this throws storage_unavailable, and a retry is safe).
-      await this.ctx.settler.settleNow(threadId);
+      // Lost to a resume that began meanwhile (maybe on another replica): that run is the one to stop.
+      if (!cancelled) thread = (await this.ctx.store.threads.get(threadId)) ?? thread;
     }
-    const status = this.ctx.store.threads.get(threadId)!.status;
+    if (!run && thread.status === "running" && !this.ctx.active.has(threadId)) cancelled = (await this.stopHeld(thread, reason)) || cancelled;
+    const status = (await this.ctx.store.threads.get(threadId))!.status;
     // The run stopped, but the database has not taken its end yet: say so, so the caller retries.
     if (status === "running" && !this.ctx.active.has(threadId) && this.ctx.settler.holds(threadId)) throw storageUnavailable();
     return { thread_id: threadId, cancelled, status };
+  }
+
+  private async stopLocal(run: ActiveRun, reason: CancelReason): Promise<boolean> {
+    run.controller.abort(new RunCancelled(reason));
+    await run.done;
+    return run.outcome === "cancelled";
+  }
+
+  /** The thread is `running` with no run of this process in it: a run elsewhere, or a holder that could not finish. */
+  private async stopHeld(thread: ThreadRow, reason: CancelReason): Promise<boolean> {
+    const { store, settler } = this.ctx;
+    if (settler.holds(thread.thread_id) || thread.replica_id === store.replicas.id) {
+      // Held by a run or closer here that could not finish its writes: settle it now if the
+      // database allows (else this throws storage_unavailable, and a retry is safe).
+      await settler.settleNow(thread.thread_id);
+      return false;
+    }
+    // Another replica's: it hears the cancel and stops the run; its lease covers a dead one.
+    if (!thread.holder_id) return false;
+    const ended = await cancelRemoteRun(store, thread.holder_id, reason);
+    return ended?.outcome === "cancelled";
+  }
+
+  /** A cancel another replica relayed: stops the run if it is this process's. */
+  private onRemoteCancel(runId: string, reason: string): void {
+    const why = new RunCancelled((CANCEL_REASONS as readonly string[]).includes(reason) ? (reason as CancelReason) : "api");
+    this.ctx.starting.get(runId)?.controller.abort(why);
+    for (const run of this.ctx.active.values()) if (run.runId === runId) run.controller.abort(why);
   }
 
   /** The client of a stream went away: cancel if the run asked for that. */
@@ -139,14 +177,18 @@ export class RunService {
       yield* live.follow(afterSeq, signal);
       return;
     }
-    const stored = this.ctx.store.runs.read(runId, afterSeq);
-    if (stored.length) yield stored;
+    yield* followStoredRun(this.ctx.store, runId, afterSeq, signal);
   }
 
   /** Whether a stream after `afterSeq` has anything to send: false once the terminal event is behind it. */
-  hasEventsAfter(runId: string, afterSeq: number): boolean {
+  async hasEventsAfter(runId: string, afterSeq: number): Promise<boolean> {
     const live = this.ctx.live.get(runId);
-    return live ? live.hasEventsAfter(afterSeq) : this.ctx.store.runs.maxSeq(runId) > afterSeq;
+    if (live) return live.hasEventsAfter(afterSeq);
+    const { runs } = this.ctx.store;
+    if ((await runs.maxSeq(runId)) > afterSeq) return true;
+    // Running on another replica: more is coming.
+    const row = await runs.get(runId);
+    return row !== undefined && row.ended_at === null;
   }
 
   /** Resolves once no thread waits for the database to take its settling writes. */
@@ -157,18 +199,48 @@ export class RunService {
   /** Cancels every run in flight with reason `shutdown`; open interrupts stay as they are. */
   async shutdown(): Promise<void> {
     this.closing = true;
-    const runs = [...this.ctx.active.values()];
-    for (const r of runs) r.controller.abort(new RunCancelled("shutdown"));
+    this.unsubscribe();
+    const shutdown = new RunCancelled("shutdown");
+    const starting = [...this.ctx.starting.values()];
+    for (const s of starting) s.controller.abort(shutdown);
+    const launched = (await Promise.all(starting.map((s) => s.started))).filter((r) => r !== undefined);
+    const runs = [...new Set([...launched, ...this.ctx.active.values()])];
+    for (const r of runs) r.controller.abort(shutdown);
     await Promise.all(runs.map((r) => r.done));
-    this.ctx.persister.flush();
-    this.ctx.settler.stop(); // what it still holds, start-up recovery settles
+    await this.ctx.persister.flush();
+    this.ctx.settler.stop(); // what it still holds, the lease sweep (or start-up recovery) settles
   }
 
   private refuseIfClosing(): void {
     if (this.closing) throw new AppError("shutting_down", "The server is shutting down; try again shortly");
   }
 
+  /**
+   * Writes the run's claim, then launches it. Meanwhile the run is `starting`: a cancel arriving
+   * while the claim is on its way to the database aborts it, and the run then ends `cancelled` as
+   * soon as it begins (the claim may commit after the cancel read the thread).
+   */
+  private async begin<T>(
+    threadId: string,
+    runId: string,
+    claim: () => Promise<T>,
+    launch: (claimed: T, controller: AbortController) => ActiveRun,
+  ): Promise<ActiveRun> {
+    const controller = new AbortController();
+    let started!: (run: ActiveRun | undefined) => void;
+    this.ctx.starting.set(runId, { threadId, controller, started: new Promise((resolve) => (started = resolve)) });
+    let run: ActiveRun | undefined;
+    try {
+      run = launch(await claim(), controller);
+      return run;
+    } finally {
+      this.ctx.starting.delete(runId);
+      started(run);
+    }
+  }
+
   private launch(
+    controller: AbortController,
     threadId: string,
     runId: string,
     requester: string,
@@ -179,7 +251,7 @@ export class RunService {
   ): ActiveRun {
     // Registered in the same tick as the claim: a cancel arriving next finds it.
     const log = new RunLog(runId, this.ctx.persister, this.ctx.redactor);
-    const run: ActiveRun = { runId, threadId, log, controller: new AbortController(), done: Promise.resolve(), onDisconnect, requester, resume };
+    const run: ActiveRun = { runId, threadId, log, controller, done: Promise.resolve(), onDisconnect, requester, resume };
     this.ctx.active.set(threadId, run);
     this.ctx.live.set(runId, log);
     run.done = executeRun(this.ctx, run, input, configurable);

@@ -1,7 +1,7 @@
 import { unansweredCalls } from "../../graphs/tool-messages.js";
 import type { AgentStateType } from "../../graphs/state.js";
 import type { EventBody } from "../protocol/index.js";
-import { isStorageFault, type LoggedEvent } from "../store/index.js";
+import { isStorageFault, type LoggedEvent, type StoreOps } from "../store/index.js";
 import type { ToolOutcome } from "../tools/index.js";
 import { toolResultEvent } from "./adapter.js";
 import { MAX_UNFLUSHED } from "./event-persister.js";
@@ -144,61 +144,63 @@ async function settle(ctx: RunContext, o: Orphan): Promise<void> {
 
 async function settleState(ctx: RunContext, o: Orphan): Promise<void> {
   const { store } = ctx;
-  const thread = store.threads.get(o.threadId);
-  const holds = thread?.status === "running" && thread.holder_id === o.holderId;
+  const thread = await store.threads.get(o.threadId);
+  // Held by this replica: a survivor that took the thread over (this one lost the database past
+  // its lease) settles it, not this one.
+  const holds = thread?.status === "running" && thread.holder_id === o.holderId && thread.replica_id === store.replicas.id;
   const runId = closerTarget(o.holderId) ? undefined : o.holderId;
   // Events still queued after refused writes go first, so a log with an end has everything before
   // it. Not inside the transaction below: the queue is dropped once written, and a rollback of an
   // outer transaction would undo the write after the queue forgot it.
-  if (runId) ctx.persister.flushOrThrow();
+  if (runId) await ctx.persister.flushOrThrow();
   if (holds && o.reopen && (await untouched(ctx, o.threadId, o.reopen.approved))) {
-    store.db.transaction(() => {
+    await store.transaction(async (tx) => {
       const interruptId = o.reopen!.interruptId;
-      store.interrupts.reopen(interruptId);
-      store.threads.release(o.threadId, o.holderId, "waiting_human", null, interruptId);
+      await tx.interrupts.reopen(interruptId);
+      await tx.threads.release(o.threadId, o.holderId, "waiting_human", null, interruptId);
       // The trail must not keep a decision that never took effect as the last word on its calls.
-      const record = store.interrupts.get(interruptId);
+      const record = await tx.interrupts.get(interruptId);
       const reason = "decision not applied (the database refused the run); waiting for a new one";
-      if (record) store.audit.appendForEachCall(record, { decision: "superseded", by: null, reason });
-      if (runId) endRun(ctx, runId, o, []);
-    })();
+      if (record) await tx.audit.appendForEachCall(record, { decision: "superseded", by: null, reason });
+      if (runId) await endRun(ctx, tx, runId, o, []);
+    });
     return;
   }
   // What the next run will load, settled from the ledger; a step whose checkpoint never came is committed.
   const closed = holds ? await closePendingCalls(ctx.graph, store.ledger, o.threadId, o.fallback) : [];
   const closer = closerTarget(o.holderId);
-  store.db.transaction(() => {
-    if (holds) store.threads.release(o.threadId, o.holderId, "idle", closer ?? "error");
-    if (runId) endRun(ctx, runId, o, closed.map(toolResultEvent));
-  })();
+  await store.transaction(async (tx) => {
+    if (holds) await tx.threads.release(o.threadId, o.holderId, "idle", closer ?? "error");
+    if (runId) await endRun(ctx, tx, runId, o, closed.map(toolResultEvent));
+  });
 }
 
-/** Writes the run's terminal event (unless its log has one) and closes its row. */
-function endRun(ctx: RunContext, runId: string, o: Orphan, results: EventBody[]): void {
-  const { runs } = ctx.store;
+/** Closes the run's row and writes its terminal event (unless its log has one). Once: the close is a compare-and-set. */
+async function endRun(ctx: RunContext, tx: StoreOps, runId: string, o: Orphan, results: EventBody[]): Promise<void> {
+  const { runs } = tx;
+  if (!(await runs.end(runId, "error"))) return; // another replica's settler has ended it
   if (o.terminal) {
-    runs.append(runId, [o.terminal]);
-  } else if (!runs.hasTerminal(runId)) {
+    await runs.append(runId, [o.terminal]);
+  } else if (!(await runs.hasTerminal(runId))) {
     // Tokens may have reached a client without reaching the log (they are written in batches):
     // numbering resumes past any seq a client can have seen, so a reconnect with the last id it
     // got still receives the terminal event.
-    let seq = runs.maxSeq(runId) + MAX_UNFLUSHED + 1;
+    let seq = (await runs.maxSeq(runId)) + MAX_UNFLUSHED + 1;
     const closing: EventBody = o.closing ?? { type: "error", code: "internal_error", message: "The server stopped during this run" };
     // Written straight to the store, not through a RunLog: redacted here, the same as there.
-    runs.append(
+    await runs.append(
       runId,
       [...results, closing]
         .map((e) => ctx.redactor.event(e))
         .map(({ type, ...rest }) => ({ seq: seq++, type, data: JSON.stringify({ run_id: runId, ...rest }) })),
     );
   }
-  runs.end(runId, "error");
-  runs.prune(o.threadId, ctx.settings.eventRetentionRuns);
+  await runs.prune(o.threadId, ctx.settings.eventRetentionRuns);
 }
 
 /** Whether the graph still waits before `call_tool` with none of the approved calls started. */
 async function untouched(ctx: RunContext, threadId: string, approved: string[]): Promise<boolean> {
-  if (approved.some((id) => ctx.store.ledger.peek(`${threadId}:${id}`))) return false;
+  for (const id of approved) if (await ctx.store.ledger.peek(`${threadId}:${id}`)) return false;
   const state = await ctx.graph.getState({ configurable: { thread_id: threadId } });
   const open = new Set(unansweredCalls((state.values as Partial<AgentStateType>).messages ?? []).map((c) => c.id));
   return state.next.includes("call_tool") && approved.every((id) => open.has(id));

@@ -21,34 +21,38 @@ export class ThreadService {
    * `POST /threads`: a new thread owned by `p`. An id someone else owns is `thread_not_found` (as
    * if it did not exist); one `p` owns is `thread_exists`; `forbidden` without the `user` role.
    */
-  create(p: Principal, threadId: string | undefined, metadata: Record<string, unknown> | undefined): { thread_id: string; status: "idle" } {
+  async create(p: Principal, threadId: string | undefined, metadata: Record<string, unknown> | undefined): Promise<{ thread_id: string; status: "idle" }> {
     const id = threadId ?? randomUUID();
     const { access, store } = this.ctx;
-    return store.db.transaction(() => {
-      const existing = store.threads.get(id);
-      if (existing && !access.owns(p, existing.owner)) throw threadNotFound(id);
-      if (!access.mayStartRuns(p)) throw new AppError("forbidden", "Creating threads needs the role 'user'");
-      if (existing || !store.threads.create(id, p.sub, metadata)) throw new AppError("thread_exists", `Thread ${id} already exists`);
-      return { thread_id: id, status: "idle" as const };
-    })();
+    const existing = await store.threads.get(id);
+    if (existing && !access.owns(p, existing.owner)) throw threadNotFound(id);
+    if (!access.mayStartRuns(p)) throw new AppError("forbidden", "Creating threads needs the role 'user'");
+    if (existing) throw new AppError("thread_exists", `Thread ${id} already exists`);
+    if (!(await store.threads.create(id, p.sub, metadata))) {
+      // Made by someone else since the read: theirs is not ours to admit exists.
+      const now = await store.threads.get(id);
+      if (now && !access.owns(p, now.owner)) throw threadNotFound(id);
+      throw new AppError("thread_exists", `Thread ${id} already exists`);
+    }
+    return { thread_id: id, status: "idle" as const };
   }
 
   /** `GET /threads/:id`. */
-  view(p: Principal, threadId: string): Promise<ThreadView> {
-    seeThread(this.ctx, p, threadId);
+  async view(p: Principal, threadId: string): Promise<ThreadView> {
+    await seeThread(this.ctx, p, threadId);
     return readThreadView(this.ctx, threadId);
   }
 
   /** The thread's latest run, for `GET …/stream`; null before its first. */
-  latestRun(p: Principal, threadId: string): string | null {
-    return seeThread(this.ctx, p, threadId).latest_run_id;
+  async latestRun(p: Principal, threadId: string): Promise<string | null> {
+    return (await seeThread(this.ctx, p, threadId)).latest_run_id;
   }
 
   /** `GET /threads`: `p`'s own threads (every thread for an admin), most recently active first. */
-  list(p: Principal, limit: number, cursor: string | undefined): ThreadList {
+  async list(p: Principal, limit: number, cursor: string | undefined): Promise<ThreadList> {
     const after = cursor === undefined ? undefined : decodeCursor(cursor);
     const owner = this.ctx.access.seesAll(p) ? null : p.sub;
-    const rows = this.ctx.store.threads.list(owner, limit + 1, after);
+    const rows = await this.ctx.store.threads.list(owner, limit + 1, after);
     const page = rows.slice(0, limit);
     const last = page.at(-1);
     const { scrubber } = this.ctx.redactor;
@@ -60,16 +64,15 @@ export class ThreadService {
   }
 
   /** `GET /threads/:id/audit`: readable by whoever may read the thread. */
-  audit(p: Principal, threadId: string): AuditTrail {
-    seeThread(this.ctx, p, threadId);
-    return { thread_id: threadId, entries: this.ctx.store.audit.list(threadId) };
+  async audit(p: Principal, threadId: string): Promise<AuditTrail> {
+    await seeThread(this.ctx, p, threadId);
+    return { thread_id: threadId, entries: await this.ctx.store.audit.list(threadId) };
   }
 
   /** `GET /approvals`: every open interrupt `p` may decide as a whole, soonest deadline first. */
-  approvals(p: Principal): ApprovalList {
+  async approvals(p: Principal): Promise<ApprovalList> {
     const { access, store } = this.ctx;
-    const items = store.interrupts
-      .listOpen(Date.now())
+    const items = (await store.interrupts.listOpen(Date.now()))
       .filter((r) => access.mayDecideAll(p, r.owner, r.calls.map((c) => c.policy), r.requester))
       .map((r) => {
         // Through the same exit as `pending`: masked and scrubbed.

@@ -7,12 +7,12 @@ import type { RunContext } from "./run-context.js";
 
 /** `GET /threads/:id`: status from the thread record, messages from the checkpoint, never from memory. */
 export async function readThreadView(ctx: RunContext, threadId: string): Promise<ThreadView> {
-  const t = ctx.store.threads.get(threadId);
+  const t = await ctx.store.threads.get(threadId);
   if (!t) throw threadNotFound(threadId);
   const state = await ctx.graph.getState({ configurable: { thread_id: threadId } });
   // Real values in the checkpoint; masked and scrubbed on their way out.
   const messages = ((state.values as Partial<AgentStateType>).messages ?? []).flatMap(toWire).map((m) => ctx.redactor.message(m));
-  const open = t.status === "waiting_human" && t.open_interrupt_id ? ctx.store.interrupts.get(t.open_interrupt_id) : undefined;
+  const open = t.status === "waiting_human" && t.open_interrupt_id ? await ctx.store.interrupts.get(t.open_interrupt_id) : undefined;
   return {
     thread_id: t.thread_id,
     status: t.status,

@@ -15,7 +15,7 @@ export interface AppDeps {
   /** Takes secrets out of a message before it is sent (an upstream error may echo a key). */
   scrub(text: string): string;
   /** Whether the database answers a read, for `/healthz`. */
-  databaseReadable(): boolean;
+  databaseReadable(): Promise<boolean>;
   /** Comment frames on idle streams keep proxies from closing them (`HEARTBEAT_SECONDS`). */
   heartbeatMs: number;
   /** The built web page served at `/`; default `dist/web` of this checkout. */

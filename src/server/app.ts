@@ -19,9 +19,9 @@ const RETRY_AFTER_SECONDS = 1;
 export function createApp(deps: AppDeps): Hono {
   const app = new Hono();
 
-  app.get("/healthz", (c) => {
+  app.get("/healthz", async (c) => {
     // A read, so a held write lock or a full disk (reads still work) do not fail it.
-    if (deps.databaseReadable()) return c.json({ ok: true });
+    if (await deps.databaseReadable()) return c.json({ ok: true });
     c.header("Retry-After", String(RETRY_AFTER_SECONDS));
     return c.json({ ok: false, checks: { database: "unavailable" } }, 503);
   });

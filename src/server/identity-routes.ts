@@ -9,6 +9,6 @@ export function identityRoutes(deps: AppDeps): Hono {
     const p = principalOf(c);
     return c.json({ sub: p.sub, roles: [...p.roles] });
   });
-  app.get("/approvals", (c) => c.json(deps.threads.approvals(principalOf(c))));
+  app.get("/approvals", async (c) => c.json(await deps.threads.approvals(principalOf(c))));
   return app;
 }

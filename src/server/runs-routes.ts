@@ -26,7 +26,7 @@ export function runsRoutes(deps: AppDeps): Hono {
   app.post("/:thread_id/runs", async (c) => {
     const threadId = threadParam(c);
     const body = await parseBody(c, runBody);
-    const run = deps.runs.startMessage(principalOf(c), threadId, body.message, body.on_disconnect);
+    const run = await deps.runs.startMessage(principalOf(c), threadId, body.message, body.on_disconnect);
     return streamRun(run, c.req.raw.signal);
   });
 
@@ -43,15 +43,15 @@ export function runsRoutes(deps: AppDeps): Hono {
 
   app.post("/:thread_id/cancel", async (c) => c.json(await deps.runs.cancel(principalOf(c), threadParam(c), "api")));
 
-  app.get("/:thread_id/stream", (c) => {
+  app.get("/:thread_id/stream", async (c) => {
     const threadId = threadParam(c);
-    const runId = deps.threads.latestRun(principalOf(c), threadId);
+    const runId = await deps.threads.latestRun(principalOf(c), threadId);
     const last = parseEventId(c.req.header("last-event-id") ?? c.req.query("last_event_id") ?? "");
     // An id from an older run means the client has seen none of the latest: replay it whole.
     const afterSeq = last && last.runId === runId ? last.seq : -1;
     // Nothing left to send (no run yet, or the client has the terminal event): 204 is what makes
     // a browser's EventSource stop reconnecting; a 200 with an empty body makes it retry forever.
-    if (!runId || !deps.runs.hasEventsAfter(runId, afterSeq)) return c.body(null, 204);
+    if (!runId || !(await deps.runs.hasEventsAfter(runId, afterSeq))) return c.body(null, 204);
     return sseResponse({
       runId,
       events: (signal) => deps.runs.events(runId, afterSeq, signal),

@@ -18,18 +18,18 @@ export function threadsRoutes(deps: AppDeps): Hono {
 
   app.post("/", async (c) => {
     const body = await parseBody(c, createThreadBody, true);
-    return c.json(deps.threads.create(principalOf(c), body.thread_id, body.metadata), 201);
+    return c.json(await deps.threads.create(principalOf(c), body.thread_id, body.metadata), 201);
   });
 
-  app.get("/", (c) => {
+  app.get("/", async (c) => {
     const q = listQuery.safeParse({ limit: c.req.query("limit"), cursor: c.req.query("cursor") });
     if (!q.success) throw new AppError("invalid_request", "limit must be an integer from 1 to 200; cursor as given by the last page");
-    return c.json(deps.threads.list(principalOf(c), q.data.limit, q.data.cursor));
+    return c.json(await deps.threads.list(principalOf(c), q.data.limit, q.data.cursor));
   });
 
   app.get("/:thread_id", async (c) => c.json(await deps.threads.view(principalOf(c), threadParam(c))));
 
-  app.get("/:thread_id/audit", (c) => c.json(deps.threads.audit(principalOf(c), threadParam(c))));
+  app.get("/:thread_id/audit", async (c) => c.json(await deps.threads.audit(principalOf(c), threadParam(c))));
 
   return app;
 }

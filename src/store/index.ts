@@ -1,59 +1,32 @@
-import { type Db, openDatabase } from "./database.js";
-import { AuditStore } from "./audit-store.js";
-import { InterruptStore } from "./interrupt-store.js";
-import { TollgateSaver } from "./checkpointer.js";
-import { SqliteLedger } from "./ledger-store.js";
-import { RunStore } from "./run-store.js";
-import { ThreadStore } from "./thread-store.js";
+import type { Store } from "./types.js";
+import { openSqliteStore, type SqliteStore } from "./sqlite/index.js";
+import type { PostgresStore } from "./postgres/index.js";
 
-export { openDatabase } from "./database.js";
-export type { Db } from "./database.js";
-export { ThreadStore } from "./thread-store.js";
-export type { ThreadRow, ThreadStatus, LastOutcome } from "./thread-store.js";
-export { InterruptStore, interruptPayload } from "./interrupt-store.js";
-export type { InterruptRecord, InterruptCall, InterruptStatus, OpenInterrupt } from "./interrupt-store.js";
-export { AuditStore, callRow } from "./audit-store.js";
-export type { AuditRecord } from "./audit-store.js";
-export { RunStore } from "./run-store.js";
-export type { LoggedEvent, RunKind } from "./run-store.js";
-export { SqliteLedger } from "./ledger-store.js";
+export type * from "./types.js";
+export { interruptPayload } from "./interrupt-records.js";
+export { callRow } from "./audit-records.js";
 export { isStorageFault, storageUnavailable } from "./storage-fault.js";
+export { openSqliteStore, openDatabase, type Db, type SqliteStore } from "./sqlite/index.js";
+export type { PostgresStore } from "./postgres/index.js";
 
-/** Everything tollgate keeps, in one SQLite file. */
-export interface Store {
-  db: Db;
-  threads: ThreadStore;
-  interrupts: InterruptStore;
-  runs: RunStore;
-  ledger: SqliteLedger;
-  audit: AuditStore;
-  checkpointer: TollgateSaver;
-  /** Whether the database answers a trivial read right now. */
-  readable(): boolean;
-  close(): void;
+/** Either backend; `kind` tells which (only the wiring and the demo tools need to). */
+export type AnyStore = SqliteStore | PostgresStore;
+
+export interface StoreSettings {
+  dataDir: string;
+  /** `postgres://…`: one database shared by every replica; unset: SQLite in `dataDir`. */
+  databaseUrl?: string;
+  /** Connections per replica (PostgreSQL). */
+  poolMax?: number;
+  onError?: (msg: string, err: unknown) => void;
 }
 
-export function openStore(dataDir: string): Store {
-  const db = openDatabase(dataDir);
-  const probe = db.prepare("SELECT count(*) FROM threads");
-  const audit = new AuditStore(db);
-  return {
-    db,
-    threads: new ThreadStore(db),
-    interrupts: new InterruptStore(db, (v) => audit.hash(v)),
-    runs: new RunStore(db),
-    ledger: new SqliteLedger(db),
-    audit,
-    // Same connection: checkpoints and tollgate's tables share the file and its WAL.
-    checkpointer: new TollgateSaver(db),
-    readable: () => {
-      try {
-        probe.get();
-        return true;
-      } catch {
-        return false; // what failed is the answer; /healthz reports it
-      }
-    },
-    close: () => db.close(),
-  };
+/** Opens the store the settings name, migrated and ready. */
+export async function openStore(s: StoreSettings): Promise<AnyStore> {
+  if (!s.databaseUrl) return openSqliteStore(s.dataDir);
+  // Loaded only when asked for: a SQLite deployment never loads the PostgreSQL driver.
+  const { openPostgresStore } = await import("./postgres/index.js");
+  return openPostgresStore(s.databaseUrl, { poolMax: s.poolMax, onError: s.onError });
 }
+
+export type { Store };

@@ -1,4 +1,5 @@
 import { AppError } from "../protocol/index.js";
+import { pgStorageFault } from "./postgres/pg-pool.js";
 
 /**
  * SQLite result codes that mean "the database cannot take this write (or read) right now": a lock
@@ -9,8 +10,15 @@ import { AppError } from "../protocol/index.js";
  */
 const TRANSIENT = ["SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_FULL", "SQLITE_IOERR", "SQLITE_CANTOPEN", "SQLITE_PROTOCOL", "SQLITE_READONLY"];
 
-/** Whether `err` (or an error it wraps: LangGraph wraps some) is a storage fault. */
+/**
+ * Whether `err` (or an error it wraps: LangGraph wraps some) is a storage fault: SQLite's codes
+ * above, or PostgreSQL unreachable, restarting or out of resources (`pgStorageFault`).
+ */
 export function isStorageFault(err: unknown): boolean {
+  return sqliteFault(err) || pgStorageFault(err);
+}
+
+function sqliteFault(err: unknown): boolean {
   for (let e = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
     const code = (e as { code?: unknown }).code;
     if (typeof code === "string" && TRANSIENT.some((c) => code === c || code.startsWith(`${c}_`))) return true;

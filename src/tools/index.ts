@@ -5,6 +5,6 @@ export { MASK, maskArgs, maskOutput, maskPaths } from "./mask-args.js";
 export { runToolCall, untilAborted, validateArgs } from "./run-tool-call.js";
 export type { ToolCallRequest, ToolOutcome } from "./run-tool-call.js";
 export { canonicalJson, hashArgs } from "./args-hash.js";
-export { createDemoTools, setupDemoTables } from "./demo/index.js";
+export { createDemoTools, createDemoToolsOn, setupDemoTables, sqliteDemoTables, type DemoTables } from "./demo/index.js";
 export { applyEdit } from "./apply-edit.js";
 export type { EditResult } from "./apply-edit.js";

@@ -33,3 +33,9 @@ export function openDb(dataDir: string): TestDb {
       db.prepare(`SELECT * FROM ${quoted(table)}${where ? ` WHERE ${where}` : ""} ORDER BY rowid`).all(...params) as T[],
   }) as TestDb;
 }
+
+/** The connection of a SQLite-backed store (a test that writes rows by hand needs one). */
+export function sqliteOf(store: { kind: string; db?: Database.Database }): Database.Database {
+  if (store.kind !== "sqlite" || !store.db) throw new Error("this test needs the SQLite store");
+  return store.db;
+}

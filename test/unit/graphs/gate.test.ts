@@ -10,7 +10,7 @@ import { compileAgentGraph } from "../../../graphs/agent.js";
 import { readDecisions } from "../../../graphs/decisions.js";
 import { type ExecutionLedger, REUSED_CALL_ID } from "../../../graphs/execution-ledger.js";
 import type { ApprovalRequest } from "../../../graphs/nodes/call-tool-node.js";
-import { openStore, type Store } from "../../../src/store/index.js";
+import { openSqliteStore, type SqliteStore } from "../../../src/store/index.js";
 import { defineTool, hashArgs, MASK } from "../../../src/tools/index.js";
 import { Scripted } from "../../helpers/scripted-model.js";
 
@@ -297,38 +297,38 @@ describe("the call_tool gate: stop and exactly once", () => {
 
   describe("with the SQLite ledger", () => {
     const dirs: string[] = [];
-    const stores: Store[] = [];
+    const stores: SqliteStore[] = [];
     const open = () => {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tollgate-gate-"));
       dirs.push(dir);
       return reopen(dir);
     };
-    const reopen = (dir: string) => {
-      const store = openStore(dir);
+    const reopen = async (dir: string) => {
+      const store = await openSqliteStore(dir);
       stores.push(store);
       return { dir, store };
     };
-    afterEach(() => {
-      for (const s of stores.splice(0)) s.close();
+    afterEach(async () => {
+      for (const s of stores.splice(0)) await s.close();
       for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
     });
 
-    it("claims once; a second claim is in doubt; settled calls give their outcome; other arguments never count", () => {
-      const { ledger } = open().store;
+    it("claims once; a second claim is in doubt; settled calls give their outcome; other arguments never count", async () => {
+      const { ledger } = (await open()).store;
       const entry = { threadId: "t", callId: "c1", name: "pay", argsHash: "h1" };
-      expect(ledger.peek("t:c1")).toBeUndefined();
-      expect(ledger.claim("t:c1", entry)).toEqual({ kind: "claimed" });
-      expect(ledger.claim("t:c1", entry)).toEqual({ kind: "in_doubt" });
-      ledger.settle("t:c1", { status: "ok", output: "paid 5" });
-      expect(ledger.claim("t:c1", entry)).toEqual({ kind: "settled", outcome: { status: "ok", output: "paid 5" } });
-      expect(ledger.claim("t:c1", { ...entry, argsHash: "h2" })).toEqual({ kind: "settled", outcome: REUSED_CALL_ID });
+      expect(await ledger.peek("t:c1")).toBeUndefined();
+      expect(await ledger.claim("t:c1", entry)).toEqual({ kind: "claimed" });
+      expect(await ledger.claim("t:c1", entry)).toEqual({ kind: "in_doubt" });
+      await ledger.settle("t:c1", { status: "ok", output: "paid 5" });
+      expect(await ledger.claim("t:c1", entry)).toEqual({ kind: "settled", outcome: { status: "ok", output: "paid 5" } });
+      expect(await ledger.claim("t:c1", { ...entry, argsHash: "h2" })).toEqual({ kind: "settled", outcome: REUSED_CALL_ID });
       // Another key is its own claim.
-      expect(ledger.claim("t:c2", { ...entry, callId: "c2" })).toEqual({ kind: "claimed" });
+      expect(await ledger.claim("t:c2", { ...entry, callId: "c2" })).toEqual({ kind: "claimed" });
     });
 
     it("replaying the approved step from its checkpoint (time travel), even in a new process, reuses the recorded result", async () => {
       const checkpointer = new MemorySaver();
-      const { dir, store } = open();
+      const { dir, store } = await open();
       const first = setup({ ledger: store.ledger, checkpointer });
       await toGate(first.graph, "x1");
       const approve = [{ call_id: "c1", approved: true }];
@@ -347,9 +347,9 @@ describe("the call_tool gate: stop and exactly once", () => {
       expect((await toolMessages(first.graph, "x1")).map((m) => m.content)).toEqual(["paid 5"]);
 
       // A new process: the ledger reopened from the file, a new graph, the same checkpoints.
-      store.close();
+      await store.close();
       stores.splice(stores.indexOf(store), 1);
-      const second = setup({ ledger: reopen(dir).store.ledger, checkpointer });
+      const second = setup({ ledger: (await reopen(dir)).store.ledger, checkpointer });
       await second.graph.invoke(null, { configurable: { ...atGate.config.configurable, decisions: approve } });
       expect(second.paid).toEqual([]);
       expect(first.paid).toEqual(["x1:c1"]);

@@ -4,7 +4,7 @@ import { tool } from "@langchain/core/tools";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { answerFromLedger, MemoryLedger } from "../../../graphs/execution-ledger.js";
-import { MALFORMED_CALL_NAME, repairHistory } from "../../../graphs/history.js";
+import { MALFORMED_CALL_NAME, repairHistory, repairWithLedger } from "../../../graphs/history.js";
 import { finalMessage } from "../../../graphs/nodes/agent-node.js";
 import { closingOutcomes, outcomeOf } from "../../../graphs/tool-messages.js";
 import { defineTool, ToolRegistry } from "../../../src/tools/index.js";
@@ -59,13 +59,13 @@ describe("repairHistory", () => {
     expect(historyProblem(wire(fixed))).toBeNull();
   });
 
-  it("takes the answer of a call the ledger saw run from the ledger, not the fallback", () => {
+  it("takes the answer of a call the ledger saw run from the ledger, not the fallback", async () => {
     const ledger = new MemoryLedger();
-    ledger.claim("t:ran", { threadId: "t", callId: "ran", name: "pay", argsHash: "h" });
-    ledger.settle("t:ran", { status: "ok", output: "paid 5" });
-    ledger.claim("t:mid", { threadId: "t", callId: "mid", name: "pay", argsHash: "h" });
+    await ledger.claim("t:ran", { threadId: "t", callId: "ran", name: "pay", argsHash: "h" });
+    await ledger.settle("t:ran", { status: "ok", output: "paid 5" });
+    await ledger.claim("t:mid", { threadId: "t", callId: "mid", name: "pay", argsHash: "h" });
     const broken = [human("a"), ai("a1", call("ran"), call("mid"), call("never")), human("b")];
-    const fixed = repairHistory(broken, answerFromLedger(ledger, "t", superseded()))!;
+    const fixed = (await repairWithLedger(broken, answerFromLedger(ledger, "t", superseded())))!;
     expect(shape(fixed).slice(2, 5)).toEqual([
       "tool ran: paid 5",
       "tool mid: Error: outcome unknown",

@@ -8,7 +8,7 @@ import { createSecretScrubber, Redactor } from "../../../src/ops/index.js";
 import type { EventBody, ThreadMessage } from "../../../src/protocol/index.js";
 import { EventPersister } from "../../../src/runs/event-persister.js";
 import { RunLog } from "../../../src/runs/run-log.js";
-import { openStore, type Store } from "../../../src/store/index.js";
+import { openSqliteStore, type Store } from "../../../src/store/index.js";
 import { defineTool, ToolRegistry } from "../../../src/tools/index.js";
 
 const KEY = "sk-test-ABCDEFGH12345678";
@@ -77,21 +77,21 @@ describe("Redactor.message", () => {
 
 describe("RunLog redacts at its one exit", () => {
   let store: Store | undefined;
-  afterEach(() => store?.close());
+  afterEach(async () => store?.close());
 
   it("stores and publishes masked, scrubbed events; tokens as they came", async () => {
-    store = openStore(fs.mkdtempSync(path.join(os.tmpdir(), "tollgate-redact-")));
-    store.runs.start("r1", "t1", "message");
+    store = await openSqliteStore(fs.mkdtempSync(path.join(os.tmpdir(), "tollgate-redact-")));
+    await store.runs.start("r1", "t1", "message");
     const log = new RunLog("r1", new EventPersister(store.runs, () => undefined), redactor);
     log.append({ type: "token", text: "Sending." });
     log.append({ type: "tool_call", call_id: "c1", name: "lookup_order", args: { order_id: "A-1001" }, needs_approval: false });
     log.append({ type: "tool_result", call_id: "c1", name: "lookup_order", status: "ok", output: JSON.stringify({ customer_email: EMAIL }) });
     log.append({ type: "tool_call", call_id: "c2", name: "send_email", args: emailArgs, needs_approval: true });
-    log.end({ type: "error", code: "model_error", message: `bad key ${KEY}` }, (e) => store!.runs.append("r1", [e]));
+    await log.end({ type: "error", code: "model_error", message: `bad key ${KEY}` }, (e) => store!.runs.append("r1", [e]));
 
     const published: string[] = [];
     for await (const batch of log.follow(-1)) published.push(...batch.map((e) => e.data));
-    const stored = store.runs.read("r1", -1).map((e) => e.data);
+    const stored = (await store.runs.read("r1", -1)).map((e) => e.data);
     expect(stored).toEqual(published);
     expect(stored).toHaveLength(5);
     const all = stored.join("\n");

@@ -11,6 +11,7 @@ import { loadConfig } from "../../../src/config.js";
 import { silentLogger } from "../../../src/logger.js";
 import { createTollgate, type Tollgate } from "../../../src/tollgate.js";
 import { Scripted } from "../../helpers/scripted-model.js";
+import { sqliteOf } from "../../helpers/sqlite.js";
 import { defineTool, type TollgateTool } from "../../../src/tools/index.js";
 
 // Edge cases of the run engine, in-process with scripted models and tools.
@@ -71,7 +72,7 @@ describe("a tool that ignores the abort", () => {
     await finished;
     expect(effects).toEqual(["bob"]);
     // The ledger is settled once the tool's promise resolves, a few ticks after its last line.
-    const ledgerRow = () => t.store.db.prepare("SELECT status, outcome FROM ledger WHERE call_id = 'c1'").get() as { status: string; outcome: string };
+    const ledgerRow = () => sqliteOf(t.store).prepare("SELECT status, outcome FROM ledger WHERE call_id = 'c1'").get() as { status: string; outcome: string };
     for (let i = 0; i < 100 && ledgerRow().status !== "settled"; i++) await new Promise((r) => setImmediate(r));
     const row = ledgerRow();
     expect(row.status).toBe("settled");
@@ -97,8 +98,8 @@ describe("recovery of a closer that died mid-way", () => {
     await (await post(t, "/threads/x/runs", { message: "refund" })).text();
     const p = await pending(t, "x");
     // What the closer had committed before the process died: interrupt expired, thread held.
-    t.store.db.prepare("UPDATE interrupts SET status = 'expired' WHERE interrupt_id = ?").run(p.interrupt_id);
-    t.store.db.prepare("UPDATE threads SET status = 'running', holder_id = 'close-expired-dead', open_interrupt_id = NULL").run();
+    sqliteOf(t.store).prepare("UPDATE interrupts SET status = 'expired' WHERE interrupt_id = ?").run(p.interrupt_id);
+    sqliteOf(t.store).prepare("UPDATE threads SET status = 'running', holder_id = 'close-expired-dead', open_interrupt_id = NULL").run();
     await t.close();
     t = await open(new Scripted(callOnce("refund", {})), [refund], {}, true);
     const view = (await (await t.app.request("/threads/x")).json()) as { status: string; last_outcome: string; messages: { content: string }[] };

@@ -11,6 +11,7 @@ import { silentLogger } from "../../../src/logger.js";
 import { DemoChatModel } from "../../../src/model/index.js";
 import { createTollgate, type Tollgate } from "../../../src/tollgate.js";
 import { Scripted } from "../../helpers/scripted-model.js";
+import { sqliteOf } from "../../helpers/sqlite.js";
 import { defineTool } from "../../../src/tools/index.js";
 
 // The database refusing writes (a full disk, another process's lock), injected in-process at one
@@ -27,7 +28,7 @@ function refuseNext<T extends object>(obj: T, method: keyof T & string, times: n
   (obj as Record<string, unknown>)[method] = (...args: unknown[]) => {
     if (left > 0) {
       left--;
-      throw refusal(code);
+      return Promise.reject(refusal(code)); // as the store's async methods refuse
     }
     return real(...args);
   };
@@ -98,7 +99,7 @@ describe("a resume whose first write is refused", () => {
     expect(terminals(again)).toEqual(["done"]);
     expect(effects).toEqual(["bob"]);
     // The trail says the first approval never took effect; only the second one ran the call.
-    const entries = t.store.audit.list("f2");
+    const entries = await t.store.audit.list("f2");
     expect(entries.map((e) => [e.decision, e.by, e.executed?.status])).toEqual([
       ["approved", "anonymous", undefined],
       ["superseded", null, undefined],
@@ -143,7 +144,7 @@ describe("requests while the database refuses", () => {
     const res = await post(t, "/threads/f5/runs", { message: "hi" });
     expect([res.status, res.headers.get("retry-after")]).toEqual([503, "1"]);
     expect(await res.json()).toMatchObject({ error: { code: "storage_unavailable" } });
-    expect(t.store.threads.get("f5")).toBeUndefined();
+    expect(await t.store.threads.get("f5")).toBeUndefined();
   });
 });
 
@@ -151,7 +152,7 @@ describe("/healthz", () => {
   it("is 503 with its checks while the database cannot be read, 200 otherwise", async () => {
     const t = await open(new Scripted(() => new AIMessage("hi")));
     expect(await (await t.app.request("/healthz")).json()).toEqual({ ok: true });
-    t.store.db.close(); // as unreachable as a database gets
+    sqliteOf(t.store).close(); // as unreachable as a database gets
     const res = await t.app.request("/healthz");
     expect([res.status, res.headers.get("retry-after")]).toEqual([503, "1"]);
     expect(await res.json()).toEqual({ ok: false, checks: { database: "unavailable" } });

@@ -61,6 +61,6 @@ describe("run event log", () => {
       runIds.push(res.headers.get("x-run-id")!);
       await res.text();
     }
-    expect(runIds.map((id) => t.store.runs.read(id, -1).length > 0)).toEqual([false, true, true]);
+    expect(await Promise.all(runIds.map(async (id) => (await t.store.runs.read(id, -1)).length > 0))).toEqual([false, true, true]);
   });
 });

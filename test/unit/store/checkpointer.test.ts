@@ -5,13 +5,13 @@ import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messa
 import { Annotation, DeltaChannel, END, type Messages, messagesDeltaReducer, START, StateGraph } from "@langchain/langgraph";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { afterAll, expect, it } from "vitest";
-import { openStore, type Store } from "../../../src/store/index.js";
+import { openSqliteStore, type Store } from "../../../src/store/index.js";
 
 let store: Store | undefined;
-afterAll(() => store?.close());
+afterAll(async () => store?.close());
 
 it("rebuilds a delta channel exactly as LangGraph's own ancestor walk does, at every checkpoint", async () => {
-  store = openStore(fs.mkdtempSync(path.join(os.tmpdir(), "tollgate-ckpt-")));
+  store = await openSqliteStore(fs.mkdtempSync(path.join(os.tmpdir(), "tollgate-ckpt-")));
   // A small snapshot interval, so walks end at snapshots as well as at the root.
   const State = Annotation.Root({
     messages: new DeltaChannel<BaseMessage[], Messages>(messagesDeltaReducer, { snapshotFrequency: 4 }),

@@ -3,14 +3,14 @@ import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, expect, it } from "vitest";
-import { openStore } from "../../../src/store/index.js";
+import { openSqliteStore } from "../../../src/store/index.js";
 
 const dirs: string[] = [];
 afterEach(() => {
   for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
 });
 
-it("a database made before ownership opens with its threads owned by anonymous and its open interrupts needing an approver", () => {
+it("a database made before ownership opens with its threads owned by anonymous and its open interrupts needing an approver", async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tollgate-migrate-"));
   dirs.push(dir);
   // The threads and interrupts tables as the previous version made them.
@@ -27,14 +27,14 @@ it("a database made before ownership opens with its threads owned by anonymous a
   `);
   old.close();
 
-  const store = openStore(dir);
+  const store = await openSqliteStore(dir);
   try {
-    expect(store.threads.get("old")).toMatchObject({ owner: "anonymous", title: null, status: "waiting_human" });
-    const [call] = store.interrupts.get("i1")!.calls;
+    expect(await store.threads.get("old")).toMatchObject({ owner: "anonymous", title: null, status: "waiting_human" });
+    const [call] = (await store.interrupts.get("i1"))!.calls;
     expect(call).toMatchObject({ policy: "approver", editable: false, args_schema: {} });
     expect(call!.audit_hash).toMatch(/^[0-9a-f]{64}$/);
-    expect(store.threads.list(null, 10).map((t) => t.thread_id)).toEqual(["old"]);
+    expect((await store.threads.list(null, 10)).map((t) => t.thread_id)).toEqual(["old"]);
   } finally {
-    store.close();
+    await store.close();
   }
 });

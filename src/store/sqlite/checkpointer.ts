@@ -1,8 +1,18 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
-import type { CheckpointPendingWrite, DeltaChannelHistory } from "@langchain/langgraph-checkpoint";
+import type {
+  Checkpoint,
+  CheckpointListOptions,
+  CheckpointMetadata,
+  CheckpointPendingWrite,
+  CheckpointTuple,
+  DeltaChannelHistory,
+  PendingWrite,
+} from "@langchain/langgraph-checkpoint";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import type { Statement } from "better-sqlite3";
+import type { ConnectionLock } from "./connection-lock.js";
 import type { Db } from "./database.js";
+import type { SqliteConn } from "./sqlite-conn.js";
 
 interface ChainRow {
   checkpoint_id: string;
@@ -42,8 +52,9 @@ function withInsertCache(db: Db): Db {
 }
 
 /**
- * LangGraph's SQLite checkpointer on tollgate's own connection, with three changes (the third is
- * `withInsertCache` above):
+ * LangGraph's SQLite checkpointer on tollgate's own connection, with four changes (the third is
+ * `withInsertCache` above; the fourth: each call holds the connection's lock, since it awaits
+ * between its statements and a transaction opened meanwhile would take them in):
  * - its tables exist from start-up (SqliteSaver creates them at first use);
  * - rebuilding a DeltaChannel (the thread's messages) takes two queries instead of one `getTuple`
  *   per ancestor checkpoint: the base walk loaded and deserialized every ancestor in turn, the
@@ -55,8 +66,12 @@ export class TollgateSaver extends SqliteSaver {
   private readonly parentQuery: Statement<[string, string, string], { parent: string | null }>;
   private readonly latestParentQuery: Statement<[string, string], { parent: string | null }>;
 
-  constructor(db: Db) {
+  private readonly lock: ConnectionLock;
+
+  constructor(conn: SqliteConn) {
+    const { db } = conn;
     super(withInsertCache(db));
+    this.lock = conn.lock;
     this.setup();
     // Walks parent links from `start`, stopping at the first checkpoint that stores the channel.
     this.chainQuery = db.prepare(`
@@ -82,8 +97,38 @@ export class TollgateSaver extends SqliteSaver {
     );
   }
 
+  override getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+    return this.lock.hold(() => super.getTuple(config));
+  }
+
+  override async *list(config: RunnableConfig, options?: CheckpointListOptions): AsyncGenerator<CheckpointTuple> {
+    // Read whole under the lock: a consumer that awaits between items must not hold it.
+    const all = await this.lock.hold(async () => {
+      const out: CheckpointTuple[] = [];
+      for await (const t of super.list(config, options)) out.push(t);
+      return out;
+    });
+    yield* all;
+  }
+
+  override put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata): Promise<RunnableConfig> {
+    return this.lock.hold(() => super.put(config, checkpoint, metadata));
+  }
+
+  override putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string): Promise<void> {
+    return this.lock.hold(() => super.putWrites(config, writes, taskId));
+  }
+
+  override deleteThread(threadId: string): Promise<void> {
+    return this.lock.hold(() => super.deleteThread(threadId));
+  }
+
   /** Same result as the base class's walk (a test holds it to that), in two queries per channel. */
-  override async getDeltaChannelHistory(options: {
+  override getDeltaChannelHistory(options: { config: RunnableConfig; channels: string[] }): Promise<Record<string, DeltaChannelHistory>> {
+    return this.lock.hold(() => this.deltaChannelHistory(options));
+  }
+
+  private async deltaChannelHistory(options: {
     config: RunnableConfig;
     channels: string[];
   }): Promise<Record<string, DeltaChannelHistory>> {

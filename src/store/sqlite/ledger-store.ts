@@ -1,7 +1,8 @@
-import { type ExecutionLedger, type LedgerClaim, type LedgerEntry, REUSED_CALL_ID } from "../../graphs/execution-ledger.js";
-import type { ToolOutcome } from "../tools/index.js";
-import type { Db } from "./database.js";
-import { isStorageFault } from "./storage-fault.js";
+import { type LedgerClaim, type LedgerEntry, REUSED_CALL_ID } from "../../../graphs/execution-ledger.js";
+import type { ToolOutcome } from "../../tools/index.js";
+import { isStorageFault } from "../storage-fault.js";
+import type { LedgerStore } from "../types.js";
+import type { SqliteConn } from "./sqlite-conn.js";
 
 const RETRY_MS = 250;
 
@@ -9,13 +10,14 @@ const RETRY_MS = 250;
  * The execution ledger in SQLite. The claim row is committed before the tool runs, so a call
  * found `executing` after a crash is known to have maybe run, and is never run again.
  */
-export class SqliteLedger implements ExecutionLedger {
+export class SqliteLedger implements LedgerStore {
   private readonly q;
   /** Outcomes the database refused to record; retried, and answered from here meanwhile. */
   private readonly unsettled = new Map<string, ToolOutcome>();
   private retry: NodeJS.Timeout | undefined;
 
-  constructor(db: Db) {
+  constructor(private readonly conn: SqliteConn) {
+    const { db } = conn;
     this.q = {
       claim: db.prepare(
         "INSERT INTO ledger (key, thread_id, call_id, name, args_hash, status, started_at) VALUES (?, ?, ?, ?, ?, 'executing', ?) ON CONFLICT(key) DO NOTHING",
@@ -29,18 +31,20 @@ export class SqliteLedger implements ExecutionLedger {
     };
   }
 
-  claim(key: string, e: LedgerEntry): LedgerClaim {
-    if (this.q.claim.run(key, e.threadId, e.callId, e.name, e.argsHash, Date.now()).changes === 1) {
-      return { kind: "claimed" };
-    }
-    if (this.q.get.get(key)!.args_hash !== e.argsHash) return { kind: "settled", outcome: REUSED_CALL_ID };
-    return this.peek(key)!;
+  async claim(key: string, e: LedgerEntry): Promise<LedgerClaim> {
+    const claimed = await this.conn.lock.gate(() => {
+      if (this.q.claim.run(key, e.threadId, e.callId, e.name, e.argsHash, Date.now()).changes === 1) return true;
+      return this.q.get.get(key)!.args_hash === e.argsHash ? false : "reused";
+    });
+    if (claimed === true) return { kind: "claimed" };
+    if (claimed === "reused") return { kind: "settled", outcome: REUSED_CALL_ID };
+    return (await this.peek(key))!;
   }
 
-  peek(key: string): Exclude<LedgerClaim, { kind: "claimed" }> | undefined {
+  async peek(key: string): Promise<Exclude<LedgerClaim, { kind: "claimed" }> | undefined> {
     const known = this.unsettled.get(key);
     if (known) return { kind: "settled", outcome: known };
-    const row = this.q.get.get(key);
+    const row = await this.conn.lock.gate(() => this.q.get.get(key));
     if (!row) return undefined;
     if (row.status === "settled" && row.outcome) return { kind: "settled", outcome: JSON.parse(row.outcome) as ToolOutcome };
     return { kind: "in_doubt" };
@@ -51,12 +55,13 @@ export class SqliteLedger implements ExecutionLedger {
    * lose it: the outcome is kept in memory (and answered from there) and written once the
    * database takes writes again. Only a crash before then leaves the call "outcome unknown".
    */
-  settle(key: string, outcome: ToolOutcome): void {
+  async settle(key: string, outcome: ToolOutcome): Promise<void> {
+    // Answered from memory at once, so a peek while the write waits for the lock sees it.
+    this.unsettled.set(key, outcome);
     try {
-      this.q.settle.run(JSON.stringify(outcome), Date.now(), key);
+      await this.conn.lock.gate(() => this.q.settle.run(JSON.stringify(outcome), Date.now(), key));
     } catch (err) {
       if (!isStorageFault(err)) throw err;
-      this.unsettled.set(key, outcome);
       this.retry ??= setTimeout(() => this.retrySettles(), RETRY_MS);
       this.retry.unref();
       return;
@@ -66,6 +71,6 @@ export class SqliteLedger implements ExecutionLedger {
 
   private retrySettles(): void {
     this.retry = undefined;
-    for (const [key, outcome] of [...this.unsettled]) this.settle(key, outcome);
+    for (const [key, outcome] of [...this.unsettled]) this.settle(key, outcome).catch(() => undefined); // kept: tried again later
   }
 }

@@ -107,6 +107,8 @@ export const ADDED_COLUMNS: ReadonlyArray<{ table: string; column: string; defin
   { table: "threads", column: "owner", definition: "TEXT NOT NULL DEFAULT 'anonymous'" },
   { table: "threads", column: "title", definition: "TEXT" },
   { table: "interrupts", column: "requester", definition: "TEXT" },
+  // the replica holding a 'running' thread (SQLite: this process; PostgreSQL: one of many)
+  { table: "threads", column: "replica_id", definition: "TEXT" },
 ];
 
 export const LATE_INDEXES = `

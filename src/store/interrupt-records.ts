@@ -1,0 +1,30 @@
+import type { InterruptPayload } from "../protocol/index.js";
+import type { InterruptCall, InterruptRecord } from "./types.js";
+
+/** An interrupt row as both databases store it: the calls as JSON text. */
+export interface InterruptRow extends Omit<InterruptRecord, "calls"> {
+  calls: string;
+}
+
+/**
+ * The record of a stored row. Calls stored by an older version, before policies: they need an
+ * approver (fail closed: the tool's policy then is not known here), allow no edits, and get an
+ * audit hash keyed over the stored plain hash (the arguments themselves are not at hand).
+ */
+export function interruptFromRow(r: InterruptRow, keyedHash: (v: unknown) => string): InterruptRecord {
+  const calls = (JSON.parse(r.calls) as Array<Partial<InterruptCall> & Pick<InterruptCall, "call_id" | "name" | "args" | "args_hash">>).map(
+    (c): InterruptCall => ({ policy: "approver", editable: false, args_schema: {}, audit_hash: c.audit_hash ?? keyedHash({ args_hash: c.args_hash }), ...c }),
+  );
+  return { ...r, calls };
+}
+
+/** The interrupt as the `interrupt` event and `GET /threads/:id` show it. */
+export function interruptPayload(r: InterruptRecord): InterruptPayload {
+  return {
+    thread_id: r.thread_id,
+    interrupt_id: r.interrupt_id,
+    calls: r.calls.map(({ args_hash: _bound, audit_hash: _audited, ...shown }) => shown),
+    expires_at: new Date(r.expires_at).toISOString(),
+    resume_url: `/threads/${encodeURIComponent(r.thread_id)}/resume`,
+  };
+}

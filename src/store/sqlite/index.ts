@@ -1,0 +1,3 @@
+export { openSqliteStore, type SqliteStore } from "./sqlite-store.js";
+export { openDatabase, type Db } from "./database.js";
+export { TollgateSaver } from "./checkpointer.js";

@@ -1,0 +1,66 @@
+import { interruptFromRow, type InterruptRow } from "../interrupt-records.js";
+import type { InterruptRecord, InterruptStatus, InterruptStore, OpenInterrupt } from "../types.js";
+import type { SqliteConn } from "./sqlite-conn.js";
+
+/** Interrupt records in SQLite. Transitions out of `waiting_human` are compare-and-set: one decider wins. */
+export class SqliteInterruptStore implements InterruptStore {
+  private readonly q;
+
+  /** `keyedHash`: the audit's keyed hash, for records written before calls carried one. */
+  constructor(
+    private readonly conn: SqliteConn,
+    private readonly keyedHash: (v: unknown) => string,
+  ) {
+    const { db } = conn;
+    this.q = {
+      insert: db.prepare(
+        "INSERT INTO interrupts (interrupt_id, thread_id, run_id, calls, status, created_at, expires_at, requester) VALUES (?, ?, ?, ?, 'waiting_human', ?, ?, ?)",
+      ),
+      get: db.prepare<[string], InterruptRow>("SELECT * FROM interrupts WHERE interrupt_id = ?"),
+      transition: db.prepare(
+        "UPDATE interrupts SET status = ?, decided_at = ?, decisions = ? WHERE interrupt_id = ? AND status = 'waiting_human' AND (? IS NULL OR expires_at > ?)",
+      ),
+      reopen: db.prepare(
+        "UPDATE interrupts SET status = 'waiting_human', decided_at = NULL, decisions = NULL WHERE interrupt_id = ? AND status IN ('resumed', 'rejected')",
+      ),
+      expired: db.prepare<[number], InterruptRow>(
+        "SELECT * FROM interrupts WHERE status = 'waiting_human' AND expires_at <= ? ORDER BY expires_at",
+      ),
+      open: db.prepare<[number], InterruptRow & { owner: string }>(
+        `SELECT i.*, t.owner FROM interrupts i JOIN threads t ON t.thread_id = i.thread_id
+         WHERE i.status = 'waiting_human' AND i.expires_at > ? ORDER BY i.expires_at, i.interrupt_id`,
+      ),
+    };
+  }
+
+  async create(r: Omit<InterruptRecord, "status" | "decided_at">): Promise<void> {
+    await this.conn.lock.gate(() =>
+      this.q.insert.run(r.interrupt_id, r.thread_id, r.run_id, JSON.stringify(r.calls), r.created_at, r.expires_at, r.requester),
+    );
+  }
+
+  get(interruptId: string): Promise<InterruptRecord | undefined> {
+    return this.conn.lock.gate(() => {
+      const row = this.q.get.get(interruptId);
+      return row ? interruptFromRow(row, this.keyedHash) : undefined;
+    });
+  }
+
+  transition(interruptId: string, to: Exclude<InterruptStatus, "waiting_human">, decisions?: unknown, before?: number): Promise<boolean> {
+    const d = decisions === undefined ? null : JSON.stringify(decisions);
+    const b = before ?? null;
+    return this.conn.lock.gate(() => this.q.transition.run(to, Date.now(), d, interruptId, b, b).changes === 1);
+  }
+
+  reopen(interruptId: string): Promise<boolean> {
+    return this.conn.lock.gate(() => this.q.reopen.run(interruptId).changes === 1);
+  }
+
+  listExpired(now: number): Promise<InterruptRecord[]> {
+    return this.conn.lock.gate(() => this.q.expired.all(now).map((r) => interruptFromRow(r, this.keyedHash)));
+  }
+
+  listOpen(now: number): Promise<OpenInterrupt[]> {
+    return this.conn.lock.gate(() => this.q.open.all(now).map((r) => ({ ...interruptFromRow(r, this.keyedHash), owner: r.owner })));
+  }
+}

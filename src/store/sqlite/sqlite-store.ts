@@ -1,0 +1,80 @@
+import type { Database } from "better-sqlite3";
+import { LocalBus } from "../local-bus.js";
+import type { Store, StoreOps } from "../types.js";
+import { SqliteAuditStore } from "./audit-store.js";
+import { TollgateSaver } from "./checkpointer.js";
+import { ConnectionLock } from "./connection-lock.js";
+import { openDatabase } from "./database.js";
+import { SqliteInterruptStore } from "./interrupt-store.js";
+import { SqliteLedger } from "./ledger-store.js";
+import { SqliteReplicaStore } from "./replica-store.js";
+import { SqliteRunStore } from "./run-store.js";
+import { SqliteThreadStore } from "./thread-store.js";
+
+/** The default store: one SQLite file, `$DATA_DIR/tollgate.db`, one process. */
+export interface SqliteStore extends Store {
+  readonly kind: "sqlite";
+  /** The connection, for the demo tools' tables in the same file. */
+  readonly db: Database;
+  /**
+   * Runs synchronous statements on `db` when no transaction of the store's holds the connection
+   * (else they would become part of it): how anything but the store writes to the file.
+   */
+  gate<T>(work: () => T): Promise<T>;
+}
+
+export async function openSqliteStore(dataDir: string): Promise<SqliteStore> {
+  const db = openDatabase(dataDir);
+  const conn = { db, lock: new ConnectionLock() };
+  const probe = db.prepare("SELECT count(*) FROM threads");
+  // Statements, as better-sqlite3's own transactions use (crash tests hook every statement run).
+  const begin = db.prepare("BEGIN IMMEDIATE");
+  const commit = db.prepare("COMMIT");
+  const rollback = db.prepare("ROLLBACK");
+  const bus = new LocalBus();
+  const audit = new SqliteAuditStore(conn);
+  const replicas = new SqliteReplicaStore(conn);
+  const ops: StoreOps = {
+    threads: new SqliteThreadStore(conn, replicas.id),
+    interrupts: new SqliteInterruptStore(conn, (v) => audit.hash(v)),
+    runs: new SqliteRunStore(conn, bus),
+    audit,
+  };
+  return {
+    kind: "sqlite",
+    db,
+    gate: (work) => conn.lock.gate(work),
+    ...ops,
+    ledger: new SqliteLedger(conn),
+    // Same connection: checkpoints and tollgate's tables share the file and its WAL.
+    checkpointer: new TollgateSaver(conn),
+    replicas,
+    bus,
+    transaction<T>(fn: (tx: StoreOps) => Promise<T>): Promise<T> {
+      return conn.lock.hold(async () => {
+        if (db.inTransaction) return fn(ops); // within one already: part of it
+        begin.run();
+        try {
+          const result = await fn(ops);
+          commit.run();
+          return result;
+        } catch (err) {
+          if (db.inTransaction) rollback.run();
+          throw err;
+        }
+      });
+    },
+    readable: () =>
+      conn.lock.gate(() => {
+        try {
+          probe.get();
+          return true;
+        } catch {
+          return false; // what failed is the answer; /healthz reports it
+        }
+      }),
+    async close() {
+      db.close();
+    },
+  };
+}

@@ -1,0 +1,100 @@
+import { AppError, threadNotFound } from "../../protocol/index.js";
+import type { LastOutcome, ThreadRow, ThreadStatus, ThreadStore } from "../types.js";
+import type { SqliteConn } from "./sqlite-conn.js";
+
+/** Threads and their status in SQLite. Every status change is a compare-and-set in SQL. */
+export class SqliteThreadStore implements ThreadStore {
+  private readonly q;
+
+  /** `replicaId`: this process, recorded on every thread it holds. */
+  constructor(
+    private readonly conn: SqliteConn,
+    private readonly replicaId: string,
+  ) {
+    const { db } = conn;
+    this.q = {
+      get: db.prepare<[string], ThreadRow>("SELECT * FROM threads WHERE thread_id = ?"),
+      insert: db.prepare(
+        "INSERT OR IGNORE INTO threads (thread_id, metadata, owner, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
+      ),
+      title: db.prepare("UPDATE threads SET title = ? WHERE thread_id = ? AND title IS NULL"),
+      // Keyset pagination on (updated_at, thread_id), newest first; owner NULL = every thread.
+      list: db.prepare<[string | null, string | null, number, number, string, number], ThreadRow>(
+        `SELECT * FROM threads WHERE (? IS NULL OR owner = ?)
+           AND (updated_at < ? OR (updated_at = ? AND thread_id < ?))
+         ORDER BY updated_at DESC, thread_id DESC LIMIT ?`,
+      ),
+      claim: db.prepare(
+        "UPDATE threads SET status = 'running', holder_id = ?, replica_id = ?, latest_run_id = ?, updated_at = ? WHERE thread_id = ? AND status = 'idle'",
+      ),
+      // A closer holds the thread without becoming its latest run: replays keep showing the run.
+      claimWaiting: db.prepare(
+        "UPDATE threads SET status = 'running', holder_id = ?, replica_id = ?, latest_run_id = COALESCE(?, latest_run_id), open_interrupt_id = NULL, updated_at = ? WHERE thread_id = ? AND status = 'waiting_human'",
+      ),
+      release: db.prepare(
+        "UPDATE threads SET status = ?, holder_id = NULL, replica_id = NULL, last_outcome = COALESCE(?, last_outcome), open_interrupt_id = ?, updated_at = ? WHERE thread_id = ? AND status = 'running' AND holder_id = ? AND replica_id IS ?",
+      ),
+      running: db.prepare<[], ThreadRow>("SELECT * FROM threads WHERE status = 'running'"),
+    };
+  }
+
+  get(threadId: string): Promise<ThreadRow | undefined> {
+    return this.conn.lock.gate(() => this.q.get.get(threadId));
+  }
+
+  create(threadId: string, owner: string, metadata: Record<string, unknown> = {}): Promise<boolean> {
+    const now = Date.now();
+    return this.conn.lock.gate(() => this.q.insert.run(threadId, JSON.stringify(metadata), owner, now, now).changes === 1);
+  }
+
+  ensure(threadId: string, owner: string): Promise<ThreadRow> {
+    const now = Date.now();
+    return this.conn.lock.gate(() => {
+      this.q.insert.run(threadId, "{}", owner, now, now);
+      return this.q.get.get(threadId)!;
+    });
+  }
+
+  async setTitle(threadId: string, title: string): Promise<void> {
+    await this.conn.lock.gate(() => this.q.title.run(title, threadId));
+  }
+
+  list(owner: string | null, limit: number, after?: { updatedAt: number; threadId: string }): Promise<ThreadRow[]> {
+    const at = after?.updatedAt ?? Number.MAX_SAFE_INTEGER;
+    return this.conn.lock.gate(() => this.q.list.all(owner, owner, at, at, after?.threadId ?? "", limit));
+  }
+
+  claimIdle(threadId: string, runId: string): Promise<void> {
+    return this.conn.lock.gate(() => {
+      if (this.q.claim.run(runId, this.replicaId, runId, Date.now(), threadId).changes === 1) return;
+      const t = this.q.get.get(threadId);
+      if (!t) throw threadNotFound(threadId);
+      if (t.status === "waiting_human") {
+        throw new AppError("awaiting_approval", "This thread is waiting for approval: resume or cancel it first");
+      }
+      throw new AppError("thread_busy", "A run is already in flight on this thread");
+    });
+  }
+
+  claimWaiting(threadId: string, holderId: string, asRun: boolean): Promise<boolean> {
+    return this.conn.lock.gate(
+      () => this.q.claimWaiting.run(holderId, this.replicaId, asRun ? holderId : null, Date.now(), threadId).changes === 1,
+    );
+  }
+
+  release(
+    threadId: string,
+    holderId: string,
+    to: Exclude<ThreadStatus, "running">,
+    lastOutcome: LastOutcome | null,
+    openInterruptId: string | null = null,
+  ): Promise<boolean> {
+    return this.conn.lock.gate(
+      () => this.q.release.run(to, lastOutcome, openInterruptId, Date.now(), threadId, holderId, this.replicaId).changes === 1,
+    );
+  }
+
+  listRunning(): Promise<ThreadRow[]> {
+    return this.conn.lock.gate(() => this.q.running.all());
+  }
+}
