@@ -59,12 +59,14 @@ export async function* followStoredRun(store: Store, runId: string, afterSeq: nu
 /** Asks the replica running `runId` to cancel it, and waits (bounded) for the run to end. */
 export async function cancelRemoteRun(store: Store, runId: string, reason: CancelReason): Promise<RunRow | undefined> {
   const deadline = Date.now() + REMOTE_CANCEL_WAIT_MS;
-  await store.bus.publish("cancel", runId, reason);
   for (;;) {
     const notice = nextNotice(store.bus, runId);
     try {
       const row = await store.runs.get(runId);
       if (!row || row.ended_at !== null || Date.now() >= deadline) return row;
+      // Sent again at every wake-up: a notice is lost while the running replica's listening
+      // connection reconnects, and stopping a run twice is stopping it once.
+      await store.bus.publish("cancel", runId, reason);
       await notice.arrived;
     } finally {
       notice.cancel();

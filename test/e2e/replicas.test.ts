@@ -226,4 +226,33 @@ describe.skipIf(skip)("three replicas on one PostgreSQL", () => {
     expect(await rows(f.db, "SELECT status FROM ledger WHERE call_id = $1", "k1")).toEqual([{ status: "executing" }]);
     for (const s of f.servers.slice(1)) expectNoStackTraces(s);
   });
+  it("the database unreachable: 503 storage_unavailable and /healthz 503, nothing lost; all answers again once it is back", async () => {
+    const f = await fleet({}, {}, 2);
+    const [a, b] = f.clients as [TollgateClient, TollgateClient];
+    const id = threadId("outage");
+    f.model.push(refundTurn("o1"));
+    const intr = terminal(await a.run(id, "refund").collect(), "interrupt");
+    await cluster.down();
+    try {
+      for (const s of f.servers) {
+        const health = await call(s.url, "GET", "/healthz");
+        expect([health.status, health.json]).toEqual([503, { ok: false, checks: { database: "unavailable" } }]);
+        const run = await call(s.url, "POST", `/threads/${threadId("outage-new")}/runs`, { message: "hello" });
+        expect([run.status, run.json.error.code]).toEqual([503, "storage_unavailable"]);
+        const resume = await call(s.url, "POST", `/threads/${id}/resume`, { interrupt_id: intr.interrupt_id, decisions: [{ call_id: "o1", approved: true }] });
+        expect([resume.status, resume.json.error.code]).toEqual([503, "storage_unavailable"]);
+      }
+    } finally {
+      await cluster.up();
+    }
+    await until(async () => (await Promise.all(f.servers.map((s) => call(s.url, "GET", "/healthz")))).every((r) => r.status === 200));
+    // The approval that was refused is still open, and is taken now, once.
+    expect(await b.getThread(id)).toMatchObject({ status: "waiting_human", pending: { interrupt_id: intr.interrupt_id } });
+    f.model.push({ text: "refunded" });
+    terminal(await b.resume(id, intr.interrupt_id, [{ call_id: "o1", approved: true }]).collect(), "done");
+    expect(await rows(f.db, "SELECT call_id FROM refunds WHERE call_id = $1", "o1")).toHaveLength(1);
+    f.model.push({ text: "hello again" });
+    terminal(await a.run(threadId("outage-after"), "hello").collect(), "done");
+    for (const s of f.servers) expectNoStackTraces(s);
+  });
 });

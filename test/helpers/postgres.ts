@@ -94,6 +94,10 @@ export interface PgCluster {
   stop(): Promise<void>;
   /** Creates a fresh, empty database (named `name`, or a unique name) and returns its postgres:// URL. */
   createDatabase(name?: string): Promise<string>;
+  /** Stops the server as a crash would (`-m immediate`), keeping its data: clients find it unreachable. */
+  down(): Promise<void>;
+  /** Starts it again on the same port with the same data, after `down()`. */
+  up(): Promise<void>;
 }
 
 /** argv that runs a PostgreSQL binary as the `postgres` user when we are root, as ourselves otherwise. */
@@ -224,7 +228,8 @@ export async function startPostgres(): Promise<PgCluster> {
     ].join(" ");
     // -w: pg_ctl returns once the server accepts connections. -l: the server's output goes to a
     // file; without it the server would hold our stdout pipe open and execFile would never return.
-    await pgRun("pg_ctl", ["-D", data, "-l", path.join(dir, "server.log"), "-w", "-t", "60", "-o", serverOpts, "start"], dir);
+    const start = () => pgRun("pg_ctl", ["-D", data, "-l", path.join(dir, "server.log"), "-w", "-t", "60", "-o", serverOpts, "start"], dir);
+    await start();
     const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
     let stopped = false;
     return {
@@ -238,6 +243,8 @@ export async function startPostgres(): Promise<PgCluster> {
         fs.rmSync(dir, { recursive: true, force: true });
         live.delete(dir); // only now: a process exiting mid-stop still stops the cluster
       },
+      down: () => pgRun("pg_ctl", ["-D", data, "stop", "-m", "immediate", "-w"], dir),
+      up: start,
       async createDatabase(name = `t_${process.pid}_${++dbCounter}`) {
         if (!DB_NAME.test(name)) throw new Error(`createDatabase: not a plain database name: ${JSON.stringify(name)}`);
         const client = new pg.Client({ connectionString: url });
