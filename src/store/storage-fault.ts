@@ -1,5 +1,6 @@
 import { AppError } from "../protocol/index.js";
-import { pgStorageFault } from "./postgres/pg-pool.js";
+// The classification only: pg-fault.ts needs no driver, so SQLite deployments never load `pg`.
+import { pgStorageFault } from "./postgres/pg-fault.js";
 
 /**
  * SQLite result codes that mean "the database cannot take this write (or read) right now": a lock

@@ -8,5 +8,6 @@ export { PgLedger } from "./ledger-store.js";
 export { PgAuditStore } from "./audit-store.js";
 export { PgReplicaStore } from "./replica-store.js";
 export { PgReplicaBus, type PgReplicaBusOptions, pgChannel } from "./replica-bus.js";
-export { createPgPool, pgStorageFault, type PgPoolOptions } from "./pg-pool.js";
+export { createPgPool, type PgPoolOptions } from "./pg-pool.js";
+export { pgStorageFault } from "./pg-fault.js";
 export { TollgatePostgresSaver } from "./checkpointer.js";

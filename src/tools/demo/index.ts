@@ -6,7 +6,6 @@ import { refundOrderTool } from "./refund-order.js";
 import { sendEmailTool } from "./send-email.js";
 
 export { setupDemoTables, sqliteDemoTables, type DemoTables, type SqliteGate } from "./demo-tables.js";
-export { postgresDemoTables } from "./pg-demo-tables.js";
 
 /** The order-support demo: one read-only tool and two irreversible ones, on the given SQLite database. */
 export function createDemoTools(db: Database): TollgateTool[] {

@@ -1,7 +1,8 @@
 import { type EventEmitter, once } from "node:events";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createPgPool, pgStorageFault } from "../../../src/store/postgres/pg-pool.js";
+import { pgStorageFault } from "../../../src/store/postgres/pg-fault.js";
+import { createPgPool } from "../../../src/store/postgres/pg-pool.js";
 import { assertPostgresAvailable, type PgCluster, postgresAvailable, skipPostgresSuite, startPostgres } from "../../helpers/postgres.js";
 
 /** What pg's DatabaseError looks like to a caller: a message and a SQLSTATE code. */
