@@ -13,7 +13,7 @@ const TSX_LOADER = pathToFileURL(path.join(REPO_ROOT, "node_modules/tsx/dist/loa
 const GC_ON_SIGNAL = pathToFileURL(path.join(REPO_ROOT, "bench/gc-on-signal.mjs")).href;
 
 /** tollgate's and the model's variables: never inherited from the developer's shell. */
-const SCRUBBED = ["PORT", "HOST", "DATA_DIR", "MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "APPROVAL_TTL_SECONDS", "MAX_ROUNDS", "DEMO_TOKEN_DELAY_MS"];
+const SCRUBBED = ["PORT", "HOST", "DATA_DIR", "MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "APPROVAL_TTL_SECONDS", "MAX_ROUNDS", "DEMO_TOKEN_DELAY_MS", "DATABASE_URL", "DATABASE_POOL_SIZE", "REPLICA_LEASE_SECONDS"];
 
 export interface Child {
   name: string;

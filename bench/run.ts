@@ -11,6 +11,7 @@ import { cancelSuite } from "./suites/cancel.js";
 import { checkpointSuite } from "./suites/checkpoints.js";
 import { eventLogSuite } from "./suites/event-log.js";
 import { memorySuite } from "./suites/memory.js";
+import { replicasSuite } from "./suites/replicas.js";
 import { resumeSuite } from "./suites/resume.js";
 import { storageLockSuite } from "./suites/storage-lock.js";
 import { streamingSuite } from "./suites/streaming.js";
@@ -66,6 +67,7 @@ async function main(): Promise<number> {
   await run("eventlog", "run event log", eventLogSuite);
   await run("lock", "a write lock held by another process", storageLockSuite);
   await run("memory", "memory (fresh servers)", memorySuite);
+  await run("replicas", "replicas: SQLite, PostgreSQL ×1 and ×2", replicasSuite);
   await model.kill();
 
   const results: Results = { machine: machineInfo(), settings, duration_s: (Date.now() - t0) / 1000, rows, failures };

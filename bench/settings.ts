@@ -1,7 +1,7 @@
 /** How much of everything one bench run does: `--quick` for CI's smoke check, full otherwise. */
 export interface Settings {
   mode: "quick" | "full";
-  /** Run only these suites (streaming, latency, resume, cancel, checkpoints, eventlog, lock, memory). */
+  /** Run only these suites (streaming, latency, resume, cancel, checkpoints, eventlog, lock, memory, replicas). */
   only?: string[];
   /** langgraph dev's `--n-jobs-per-worker` (its default is 10). */
   peerJobs: number;
@@ -14,6 +14,12 @@ export interface Settings {
   checkpoints: { turns: number[] };
   /** `settleMs`: quiet time before each RSS reading (PEER saves its store 3 s after a change). */
   memory: { waiting: number[]; openStreams: number; creationBudgetMs: number; settleMs: number };
+  /**
+   * Each configuration (SQLite, PostgreSQL ×1, ×2): closed-loop load of short runs (`tokens` each,
+   * the first `firstGapMs` ahead of the rest) at `concurrency`, then `cancels` cancels one at a
+   * time (spread over the `reps` repetitions).
+   */
+  replicas: { concurrency: number; tokens: number; firstGapMs: number; warmupMs: number; rampMs: number; windowMs: number; drainMs: number; reps: number; cancels: number };
 }
 
 const full: Settings = {
@@ -25,6 +31,7 @@ const full: Settings = {
   cancel: { count: 200, block: 10 },
   checkpoints: { turns: [10, 100, 500] },
   memory: { waiting: [1, 1000, 10000], openStreams: 200, creationBudgetMs: 180_000, settleMs: 4000 },
+  replicas: { concurrency: 32, tokens: 8, firstGapMs: 5, warmupMs: 3000, rampMs: 2000, windowMs: 8000, drainMs: 10_000, reps: 2, cancels: 200 },
 };
 
 const quick: Settings = {
@@ -36,6 +43,7 @@ const quick: Settings = {
   cancel: { count: 20, block: 10 },
   checkpoints: { turns: [10, 30] },
   memory: { waiting: [1, 100], openStreams: 50, creationBudgetMs: 15_000, settleMs: 1000 },
+  replicas: { concurrency: 16, tokens: 8, firstGapMs: 5, warmupMs: 1000, rampMs: 500, windowMs: 2000, drainMs: 2000, reps: 1, cancels: 20 },
 };
 
 /** `--quick`, `--peer-jobs N`, `--only a,b`. */
