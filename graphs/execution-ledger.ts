@@ -15,7 +15,16 @@ export interface LedgerEntry {
   callId: string;
   name: string;
   argsHash: string;
+  /**
+   * The run claiming it. Given, the claim is refused (`NOT_HOLDER`) unless that run still holds
+   * the thread on this replica: a replica cut off from the database past its lease has had its
+   * threads taken over, and must not run a call the survivor already answered "not executed".
+   */
+  runId?: string;
 }
+
+/** What a call claimed by a run that no longer holds its thread gets: it did not run. */
+export const NOT_HOLDER: ToolOutcome = { status: "error", error: "not executed: this run no longer holds its thread" };
 
 /** A key already claimed for other arguments is never a licence to skip (or repeat) a call. */
 export const REUSED_CALL_ID: ToolOutcome = { status: "error", error: "call id already used for other arguments; not executed" };

@@ -35,12 +35,14 @@ export function createCallToolNode(registry: ToolRegistry, ledger: ExecutionLedg
     // this node again from its first line, and `interrupt()` returns the resume value that time.
     const decisions = readDecisions(given === undefined && pending.length ? askPerson(pending) : given);
     const threadId = (config.configurable?.thread_id as string | undefined) ?? "local";
+    // Set by the server: the ledger then claims only for the run that holds the thread.
+    const runId = config.configurable?.run_id as string | undefined;
     const messages = [];
     // One by one, in the model's order: a person may approve some and reject others.
     for (const call of pending) {
       // A cancel between two approved calls stops the next one from starting at all.
       config.signal?.throwIfAborted();
-      const outcome = await decide(call, decisions.get(call.id!), threadId, config.signal);
+      const outcome = await decide(call, decisions.get(call.id!), threadId, runId, config.signal);
       messages.push(outcomeMessage(call, outcome));
     }
     return { messages, rounds: 0 };
@@ -69,6 +71,7 @@ export function createCallToolNode(registry: ToolRegistry, ledger: ExecutionLedg
     call: ToolCall,
     d: GateDecision | undefined,
     threadId: string,
+    runId: string | undefined,
     signal: AbortSignal | undefined,
   ): Promise<ToolOutcome> {
     if (!d) return closingOutcomes.rejected("no decision");
@@ -82,7 +85,7 @@ export function createCallToolNode(registry: ToolRegistry, ledger: ExecutionLedg
     const edited = edit.changed.length ? { edited: edit.changed } : {};
     const key = `${threadId}:${call.id}`;
     // The ledger binds what actually runs: the edited arguments when there was an edit.
-    const claim = await ledger.claim(key, { threadId, callId: call.id!, name: call.name, argsHash: hashArgs(edit.args) });
+    const claim = await ledger.claim(key, { threadId, callId: call.id!, name: call.name, argsHash: hashArgs(edit.args), runId });
     if (claim.kind === "settled") return claim.outcome;
     if (claim.kind === "in_doubt") return closingOutcomes.outcomeUnknown();
     // The ledger is settled when the tool's code really ends, even after this run stopped waiting:

@@ -91,6 +91,8 @@ export class EventPersister {
       throw err;
     }
     this.failures = 0;
+    // Tokens that came during the write found a timer pending or none: they must not wait for the next event.
+    if (this.count > 0) this.timer ??= setTimeout(() => void this.flush(), MAX_DELAY_MS);
   }
 
   private push(runId: string, e: LoggedEvent): void {

@@ -38,6 +38,22 @@ export async function closeInterrupt(
   by: string | null = null,
 ): Promise<boolean> {
   const holder = closerHolderId(to);
+  ctx.closing.add(holder);
+  try {
+    return await close(ctx, threadId, interruptId, to, holder, by);
+  } finally {
+    ctx.closing.delete(holder);
+  }
+}
+
+async function close(
+  ctx: RunContext,
+  threadId: string,
+  interruptId: string,
+  to: "expired" | "cancelled",
+  holder: string,
+  by: string | null,
+): Promise<boolean> {
   try {
     await ctx.store.transaction(async (tx) => {
       if (!(await tx.interrupts.transition(interruptId, to))) throw new LostRace();

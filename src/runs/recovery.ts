@@ -18,6 +18,7 @@ export async function recoverInterruptedRuns(ctx: RunContext, now = Date.now()):
   let taken = 0;
   for (const t of await replicas.listOrphaned(now)) {
     const holderId = t.holder_id ?? "";
+    if (heldHere(ctx, holderId)) continue; // alive in this process, whatever the row says
     if (!(await replicas.adopt(t.thread_id, holderId, t.replica_id))) continue; // another survivor's
     taken++;
     // A closer that died mid-way finishes what it was doing: its interrupt is already decided.
@@ -25,10 +26,26 @@ export async function recoverInterruptedRuns(ctx: RunContext, now = Date.now()):
     await ctx.settler.adopt({ threadId: t.thread_id, holderId, fallback: closing ? closingOutcome(closing) : RESTARTED });
     ctx.log.warn("closed a run a process that is gone left in flight", { thread_id: t.thread_id, run_id: holderId });
   }
+  // Threads this replica holds that nothing here runs any more: the database lost the end a
+  // run committed (a crash of a server that acknowledged commits before writing them), say.
+  for (const t of await ctx.store.threads.listRunning()) {
+    const holderId = t.holder_id ?? "";
+    if (t.replica_id !== replicas.id || heldHere(ctx, holderId)) continue;
+    const closing = closerTarget(holderId);
+    await ctx.settler.adopt({ threadId: t.thread_id, holderId, fallback: closing ? closingOutcome(closing) : RESTARTED });
+    ctx.log.warn("closed a run this process no longer ran", { thread_id: t.thread_id, run_id: holderId });
+  }
   // Runs that ended without closing their row (a thread released by an older version, say).
   for (const r of await runs.listUnheld()) {
-    if (ctx.active.has(r.thread_id) || ctx.settler.holdsRun(r.run_id)) continue;
+    if (ctx.active.has(r.thread_id) || heldHere(ctx, r.run_id)) continue;
     await ctx.settler.adopt({ threadId: r.thread_id, holderId: r.run_id, fallback: RESTARTED });
   }
   return taken;
+}
+
+/** Whether this process runs, starts or settles `holderId` itself. */
+function heldHere(ctx: RunContext, holderId: string): boolean {
+  if (ctx.starting.has(holderId) || ctx.closing.has(holderId) || ctx.settler.holdsRun(holderId)) return true;
+  for (const run of ctx.active.values()) if (run.runId === holderId) return true;
+  return false;
 }

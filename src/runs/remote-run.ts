@@ -37,6 +37,9 @@ export async function* followStoredRun(store: Store, runId: string, afterSeq: nu
   for (;;) {
     const notice = nextNotice(store.bus, runId, signal);
     try {
+      // The row first: the end and its terminal event commit together, so a row read as ended
+      // before the log means that read of the log has everything.
+      const row = await store.runs.get(runId);
       const batch = await store.runs.read(runId, seq);
       if (batch.length) {
         seq = batch.at(-1)!.seq;
@@ -44,8 +47,6 @@ export async function* followStoredRun(store: Store, runId: string, afterSeq: nu
         if (isTerminal(batch.at(-1)!)) return;
         continue;
       }
-      // The end and its terminal event commit together: ended with nothing new is the end.
-      const row = await store.runs.get(runId);
       if (!row || row.ended_at !== null) return;
       if (signal?.aborted) return;
       await notice.arrived;

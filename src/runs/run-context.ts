@@ -45,6 +45,8 @@ export class RunContext {
   readonly active = new Map<string, ActiveRun>();
   /** By run id: runs whose claim is being written (see `RunService.begin`). */
   readonly starting = new Map<string, StartingRun>();
+  /** Holder ids of interrupt closers at work in this process. */
+  readonly closing = new Set<string>();
   /** By run id: live logs that listeners can follow. */
   readonly live = new Map<string, RunLog>();
   readonly persister: EventPersister;

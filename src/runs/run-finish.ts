@@ -19,6 +19,15 @@ export interface GraphEnd {
 
 const RUN_FAILED: ToolOutcome = { status: "error", error: "not executed: the run failed" };
 
+/**
+ * The run no longer holds its thread: another replica took it over (this one lost the database
+ * for longer than its lease), or the run's end committed though the database's answer was lost.
+ * Nothing more may be written for the run; whoever holds the thread ends it.
+ */
+export class ThreadLost extends Error {
+  override name = "ThreadLost";
+}
+
 export async function finishNormally(ctx: RunContext, run: ActiveRun, end: GraphEnd): Promise<string> {
   let { values, interrupted } = end;
   if (!values) {
@@ -121,12 +130,13 @@ async function commitEnd(
   outcome: string,
   writeState: (tx: StoreOps) => Promise<boolean>,
 ): Promise<void> {
-  detach(ctx, run);
+  // The run stays registered until its end is committed: a cancel arriving meanwhile waits for
+  // it, then closes the interrupt it may have opened.
   await run.log.end(terminal, (e) =>
     ctx.store.transaction(async (tx) => {
       // Not held any more: another replica took the thread over (this one was cut off from the
       // database past its lease) and has ended the run; nothing here may be written.
-      if (!(await writeState(tx))) throw new Error(`run ${run.runId} no longer holds thread ${run.threadId}`);
+      if (!(await writeState(tx))) throw new ThreadLost(`run ${run.runId} no longer holds thread ${run.threadId}`);
       await tx.runs.append(run.runId, [e]);
       await tx.runs.end(run.runId, outcome);
       await tx.runs.prune(run.threadId, ctx.settings.eventRetentionRuns);
@@ -136,6 +146,10 @@ async function commitEnd(
 
 /** The `error` event for a failure, logged once with the run id. */
 function describeFailure(ctx: RunContext, run: ActiveRun, err: unknown): Extract<EventBody, { type: "error" }> {
+  if (err instanceof ThreadLost) {
+    ctx.log.warn("run stopped: its thread was taken over", { run_id: run.runId, thread_id: run.threadId });
+    return { type: "error", code: "storage_unavailable", message: "This server lost the database for a while; another one closed this run" };
+  }
   if (err instanceof ModelCallError) {
     ctx.log.warn("model call failed", { run_id: run.runId, code: err.code, message: err.message });
     return { type: "error", code: err.code, message: err.message };
@@ -150,6 +164,11 @@ function describeFailure(ctx: RunContext, run: ActiveRun, err: unknown): Extract
 
 /** Answers calls the cut-off step left open, and tells the stream how each ended. */
 async function closeCalls(ctx: RunContext, run: ActiveRun, fallback: ToolOutcome): Promise<void> {
+  // The history is written only by whoever holds the thread: after a takeover, that is not us.
+  const t = await ctx.store.threads.get(run.threadId);
+  if (!(t?.status === "running" && t.holder_id === run.runId && t.replica_id === ctx.store.replicas.id)) {
+    throw new ThreadLost(`run ${run.runId} no longer holds thread ${run.threadId}`);
+  }
   const messages = await closePendingCalls(ctx.graph, ctx.store.ledger, run.threadId, fallback);
   for (const m of messages) run.log.append(toolResultEvent(m));
 }

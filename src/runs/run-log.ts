@@ -47,7 +47,10 @@ export class RunLog {
    */
   append(body: EventBody): void {
     if (terminal.has(body.type)) throw new Error(`run ${this.runId}: '${body.type}' ends the log; use end()`);
-    if (this.ending && body.type === "token") return; // a late token of a model that was cut off
+    if (this.ending) {
+      if (body.type === "token") return; // a late token of a model that was cut off
+      throw new Error(`run ${this.runId}: event '${body.type}' while the run ends`);
+    }
     const e = this.build(body);
     const index = this.events.push(e) - 1;
     if (e.type === "token") {

@@ -3,7 +3,7 @@ import { HumanMessage } from "@langchain/core/messages";
 import type { AgentUpdate } from "../../graphs/state.js";
 import { AppError, CANCEL_REASONS, threadNotFound, type CancelReason } from "../protocol/index.js";
 import type { Principal } from "../auth/index.js";
-import { type LoggedEvent, storageUnavailable, type ThreadRow, type ThreadStatus } from "../store/index.js";
+import { isStorageFault, type LoggedEvent, storageUnavailable, type ThreadRow, type ThreadStatus } from "../store/index.js";
 import { NO_EDITS, prepareEdits, type PreparedEdits } from "./edit-check.js";
 import { RunAdmission } from "./run-admission.js";
 import { closeInterrupt } from "./interrupt-closer.js";
@@ -14,6 +14,9 @@ import { RunLog } from "./run-log.js";
 import { openGate, type ResumeDecision } from "./resume-gate.js";
 import { cancelRemoteRun, followStoredRun } from "./remote-run.js";
 import { seeThread } from "./thread-access.js";
+
+/** Calls a run never reached, when its claim's commit may have gone in unseen. */
+const CLAIM_LOST = { status: "error", error: "not executed: the run could not start" } as const;
 
 /** How much of the first user message names a thread in lists. */
 const TITLE_CHARS = 80;
@@ -121,14 +124,17 @@ export class RunService {
       if (started) cancelled = (await this.stopLocal(started, reason)) || cancelled;
     }
     const run = this.ctx.active.get(threadId);
-    if (run) {
-      cancelled = (await this.stopLocal(run, reason)) || cancelled;
-    } else if (thread.status === "waiting_human" && thread.open_interrupt_id) {
-      cancelled = await closeInterrupt(this.ctx, threadId, thread.open_interrupt_id, "cancelled", p.sub);
+    if (run) cancelled = (await this.stopLocal(run, reason)) || cancelled;
+    // Read again after any local run ended: one that was committing its end as the cancel came
+    // may have opened an interrupt, which the cancel still closes.
+    if (run || starting.length) thread = (await this.ctx.store.threads.get(threadId)) ?? thread;
+    if (thread.status === "waiting_human" && thread.open_interrupt_id) {
+      const closed = await closeInterrupt(this.ctx, threadId, thread.open_interrupt_id, "cancelled", p.sub);
+      cancelled = closed || cancelled;
       // Lost to a resume that began meanwhile (maybe on another replica): that run is the one to stop.
-      if (!cancelled) thread = (await this.ctx.store.threads.get(threadId)) ?? thread;
+      if (!closed) thread = (await this.ctx.store.threads.get(threadId)) ?? thread;
     }
-    if (!run && thread.status === "running" && !this.ctx.active.has(threadId)) cancelled = (await this.stopHeld(thread, reason)) || cancelled;
+    if (thread.status === "running" && !this.ctx.active.has(threadId)) cancelled = (await this.stopHeld(thread, reason)) || cancelled;
     const status = (await this.ctx.store.threads.get(threadId))!.status;
     // The run stopped, but the database has not taken its end yet: say so, so the caller retries.
     if (status === "running" && !this.ctx.active.has(threadId) && this.ctx.settler.holds(threadId)) throw storageUnavailable();
@@ -185,9 +191,10 @@ export class RunService {
     const live = this.ctx.live.get(runId);
     if (live) return live.hasEventsAfter(afterSeq);
     const { runs } = this.ctx.store;
+    // The row before the log (see `followStoredRun`): an end committed in between is not missed.
+    const row = await runs.get(runId);
     if ((await runs.maxSeq(runId)) > afterSeq) return true;
     // Running on another replica: more is coming.
-    const row = await runs.get(runId);
     return row !== undefined && row.ended_at === null;
   }
 
@@ -233,6 +240,11 @@ export class RunService {
     try {
       run = launch(await claim(), controller);
       return run;
+    } catch (err) {
+      // The database's answer was lost, not necessarily the commit: if the claim went in, the
+      // settler hands the thread back (a compare-and-set: nothing happens if it did not).
+      if (isStorageFault(err)) void this.ctx.settler.adopt({ threadId, holderId: runId, fallback: CLAIM_LOST });
+      throw err;
     } finally {
       this.ctx.starting.delete(runId);
       started(run);

@@ -58,7 +58,11 @@ export class Settler {
     return this.serialized(async () => {
       for (const [holderId, o] of [...this.orphans]) {
         if (o.threadId !== threadId) continue;
-        await settle(this.ctx, o);
+        try {
+          await settle(this.ctx, o);
+        } catch (err) {
+          if (!(err instanceof LostHold)) throw err;
+        }
         this.orphans.delete(holderId);
       }
       this.wake();
@@ -98,6 +102,11 @@ export class Settler {
         await settle(this.ctx, o);
         this.orphans.delete(holderId);
       } catch (err) {
+        if (err instanceof LostHold) {
+          this.orphans.delete(holderId);
+          this.ctx.live.delete(holderId);
+          continue;
+        }
         if (!isStorageFault(err)) {
           // Not the database: retrying cannot help. Logged with the run id; start-up recovery
           // takes the thread over after a restart.
@@ -135,6 +144,9 @@ export class Settler {
   }
 }
 
+/** The thread moved on while this settler worked; the attempt is rolled back and dropped. */
+class LostHold extends Error {}
+
 /** One attempt; throws what the database throws. Safe to repeat: every write is compare-and-set. */
 async function settle(ctx: RunContext, o: Orphan): Promise<void> {
   await settleState(ctx, o);
@@ -157,7 +169,8 @@ async function settleState(ctx: RunContext, o: Orphan): Promise<void> {
     await store.transaction(async (tx) => {
       const interruptId = o.reopen!.interruptId;
       await tx.interrupts.reopen(interruptId);
-      await tx.threads.release(o.threadId, o.holderId, "waiting_human", null, interruptId);
+      // Released by no one else meanwhile (a survivor's takeover): else nothing here stands.
+      if (!(await tx.threads.release(o.threadId, o.holderId, "waiting_human", null, interruptId))) throw new LostHold();
       // The trail must not keep a decision that never took effect as the last word on its calls.
       const record = await tx.interrupts.get(interruptId);
       const reason = "decision not applied (the database refused the run); waiting for a new one";

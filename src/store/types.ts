@@ -182,7 +182,12 @@ export interface AuditStore {
 export interface ReplicaStore {
   /** This process's replica id (new at every start). */
   readonly id: string;
-  /** Renews this replica's lease until `now + leaseMs`. */
+  /**
+   * Whether other processes share the store, so leases decide who is alive (PostgreSQL). False
+   * (SQLite): this process is the only one, and what others left is orphaned at once.
+   */
+  readonly shared: boolean;
+  /** Renews this replica's lease until `now + leaseMs` (PostgreSQL: on the database's clock). */
   heartbeat(now: number, leaseMs: number): Promise<void>;
   /** Threads `running` under a replica without a live lease at `now` (or under none). */
   listOrphaned(now: number): Promise<ThreadRow[]>;

@@ -255,4 +255,20 @@ describe.skipIf(skip)("three replicas on one PostgreSQL", () => {
     terminal(await a.run(threadId("outage-after"), "hello").collect(), "done");
     for (const s of f.servers) expectNoStackTraces(s);
   });
+  it("a thread its live replica no longer runs (the database lost the run's committed end) is closed by that replica's sweep", async () => {
+    const f = await fleet({ REPLICA_LEASE_SECONDS: "1" }, {}, 2);
+    const [a, b] = f.clients as [TollgateClient, TollgateClient];
+    const id = threadId("ghost");
+    f.model.push({ text: "hello" });
+    terminal(await a.run(id, "hi").collect(), "done");
+    // As after a database crash that lost the last commits: the thread back in 'running' under a
+    // replica that is alive and renewing its lease, held by a run that ended long ago.
+    const [{ replica_id }] = await rows<{ replica_id: string }>(f.db, "SELECT replica_id FROM replicas LIMIT 1");
+    const [{ latest_run_id }] = await rows<{ latest_run_id: string }>(f.db, "SELECT latest_run_id FROM threads WHERE thread_id = $1", id);
+    await f.db.query("UPDATE threads SET status = 'running', holder_id = $1, replica_id = $2 WHERE thread_id = $3", [latest_run_id, replica_id, id]);
+    await until(async () => (await b.getThread(id)).status === "idle");
+    expect(await b.getThread(id)).toMatchObject({ status: "idle", last_outcome: "error" });
+    f.model.push({ text: "again" });
+    expect(terminal(await b.run(id, "still there?").collect(), "done").message).toBe("again");
+  });
 });

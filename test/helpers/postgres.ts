@@ -94,7 +94,10 @@ export interface PgCluster {
   stop(): Promise<void>;
   /** Creates a fresh, empty database (named `name`, or a unique name) and returns its postgres:// URL. */
   createDatabase(name?: string): Promise<string>;
-  /** Stops the server as a crash would (`-m immediate`), keeping its data: clients find it unreachable. */
+  /**
+   * Stops the server, keeping its data (`-m fast`: clients are cut off, committed work is kept,
+   * which an immediate stop would not promise with this cluster's `synchronous_commit=off`).
+   */
   down(): Promise<void>;
   /** Starts it again on the same port with the same data, after `down()`. */
   up(): Promise<void>;
@@ -243,7 +246,7 @@ export async function startPostgres(): Promise<PgCluster> {
         fs.rmSync(dir, { recursive: true, force: true });
         live.delete(dir); // only now: a process exiting mid-stop still stops the cluster
       },
-      down: () => pgRun("pg_ctl", ["-D", data, "stop", "-m", "immediate", "-w"], dir),
+      down: () => pgRun("pg_ctl", ["-D", data, "stop", "-m", "fast", "-w"], dir),
       up: start,
       async createDatabase(name = `t_${process.pid}_${++dbCounter}`) {
         if (!DB_NAME.test(name)) throw new Error(`createDatabase: not a plain database name: ${JSON.stringify(name)}`);

@@ -1,4 +1,4 @@
-import { type LedgerClaim, type LedgerEntry, REUSED_CALL_ID } from "../../../graphs/execution-ledger.js";
+import { type LedgerClaim, type LedgerEntry, NOT_HOLDER, REUSED_CALL_ID } from "../../../graphs/execution-ledger.js";
 import type { ToolOutcome } from "../../tools/index.js";
 import { isStorageFault } from "../storage-fault.js";
 import type { LedgerStore } from "../types.js";
@@ -22,17 +22,26 @@ export class PgLedger implements LedgerStore {
   private readonly unsettled = new Map<string, ToolOutcome>();
   private retry: NodeJS.Timeout | undefined;
 
-  constructor(private readonly q: Queryable) {}
+  constructor(
+    private readonly q: Queryable,
+    private readonly replicaId: string,
+  ) {}
 
   async claim(key: string, e: LedgerEntry): Promise<LedgerClaim> {
     // Of concurrent claims exactly one inserts; the others wait for its commit and insert nothing.
+    // Fenced: with a run id, only while that run holds the thread on this replica.
     const r = await this.q.query(
       `INSERT INTO ledger (key, thread_id, call_id, name, args_hash, status, started_at)
-       VALUES ($1, $2, $3, $4, $5, 'executing', $6) ON CONFLICT (key) DO NOTHING`,
-      [key, e.threadId, e.callId, e.name, e.argsHash, Date.now()],
+       SELECT $1, $2, $3, $4, $5, 'executing', $6
+       WHERE $7::text IS NULL OR EXISTS (SELECT 1 FROM threads
+         WHERE thread_id = $2 AND status = 'running' AND holder_id = $7 AND replica_id = $8)
+       ON CONFLICT (key) DO NOTHING`,
+      [key, e.threadId, e.callId, e.name, e.argsHash, Date.now(), e.runId ?? null, this.replicaId],
     );
     if (changedOne(r)) return { kind: "claimed" };
-    if ((await this.row(key))!.args_hash !== e.argsHash) return { kind: "settled", outcome: REUSED_CALL_ID };
+    const existing = await this.row(key);
+    if (!existing) return { kind: "settled", outcome: NOT_HOLDER };
+    if (existing.args_hash !== e.argsHash) return { kind: "settled", outcome: REUSED_CALL_ID };
     return (await this.peek(key))!;
   }
 

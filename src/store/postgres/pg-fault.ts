@@ -20,6 +20,7 @@ const SQLSTATES = new Set([
   "57P01", // admin_shutdown: the server is shutting down (or an admin terminated the backend)
   "57P02", // crash_shutdown: another backend crashed, the server is resetting
   "57P03", // cannot_connect_now: the server is starting up or in recovery
+  "57014", // query_canceled: statement_timeout ran out (the database is too slow or blocked right now)
   "40001", // serialization_failure
   "40P01", // deadlock_detected: PostgreSQL rolled back this transaction to break it
   "55P03", // lock_not_available (lock_timeout, NOWAIT)
@@ -28,7 +29,7 @@ const SQLSTATES = new Set([
 const SQLSTATE = /^[0-9A-Z]{5}$/;
 
 /** pg's own connection errors carry no code, only these messages. */
-const PG_CONNECTION_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error and is not queryable)/;
+const PG_CONNECTION_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error and is not queryable|Query read timeout)/;
 
 function isFaultItself(e: unknown): boolean {
   const code = (e as { code?: unknown }).code;

@@ -67,6 +67,14 @@ export function createPgPool(url: string, opts: PgPoolOptions = {}): pg.Pool {
     connectionTimeoutMillis: opts.connectionTimeoutMillis ?? 10_000,
     // Notices a half-open TCP connection (peer gone without a FIN) instead of waiting on it forever.
     keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+    // Nothing waits on the database without end: a run whose query hangs could never be cancelled,
+    // and a claim blocked on another's row lock must become a 503, not a stuck request. Each of
+    // these fails the statement as a storage fault (55P03, 57014 via the client, a read timeout).
+    statement_timeout: 15_000,
+    lock_timeout: 5_000,
+    idle_in_transaction_session_timeout: 30_000,
+    query_timeout: 20_000,
     types: TOLLGATE_TYPES,
   });
   const onError = opts.onError ?? ((err: Error) => console.warn(`postgres: idle connection dropped: ${err.message}`));

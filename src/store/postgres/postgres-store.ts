@@ -56,7 +56,7 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
       kind: "postgres",
       pool,
       ...opsOn(pool),
-      ledger: new PgLedger(pool),
+      ledger: new PgLedger(pool, replicas.id),
       checkpointer,
       replicas,
       bus: openBus,

@@ -38,11 +38,13 @@ export class PgRunStore implements RunStore {
     if (!batches.size) return;
     await inTransaction(this.q, async (tx) => {
       for (const [runId, events] of batches) {
-        // ON CONFLICT DO NOTHING: a flush retried after an unknown commit outcome writes nothing twice.
+        // A flush retried after an unknown commit outcome carries the same first events, maybe with
+        // later ones merged in: the longer row wins, so nothing is written twice or lost.
         for (const b of splitBatches(events)) {
           await tx.query(
             `INSERT INTO run_event_batches (run_id, first_seq, last_seq, frames) VALUES ($1, $2, $3, $4)
-             ON CONFLICT (run_id, first_seq) DO NOTHING`,
+             ON CONFLICT (run_id, first_seq) DO UPDATE SET last_seq = EXCLUDED.last_seq, frames = EXCLUDED.frames
+             WHERE EXCLUDED.last_seq > run_event_batches.last_seq`,
             [runId, b.firstSeq, b.lastSeq, b.frames],
           );
         }

@@ -1,4 +1,4 @@
-import { type LedgerClaim, type LedgerEntry, REUSED_CALL_ID } from "../../../graphs/execution-ledger.js";
+import { type LedgerClaim, type LedgerEntry, NOT_HOLDER, REUSED_CALL_ID } from "../../../graphs/execution-ledger.js";
 import type { ToolOutcome } from "../../tools/index.js";
 import { isStorageFault } from "../storage-fault.js";
 import type { LedgerStore } from "../types.js";
@@ -16,11 +16,19 @@ export class SqliteLedger implements LedgerStore {
   private readonly unsettled = new Map<string, ToolOutcome>();
   private retry: NodeJS.Timeout | undefined;
 
-  constructor(private readonly conn: SqliteConn) {
+  constructor(
+    private readonly conn: SqliteConn,
+    private readonly replicaId: string,
+  ) {
     const { db } = conn;
     this.q = {
+      // Fenced: with a run id, only while that run holds the thread on this replica.
       claim: db.prepare(
-        "INSERT INTO ledger (key, thread_id, call_id, name, args_hash, status, started_at) VALUES (?, ?, ?, ?, ?, 'executing', ?) ON CONFLICT(key) DO NOTHING",
+        `INSERT INTO ledger (key, thread_id, call_id, name, args_hash, status, started_at)
+         SELECT @key, @thread, @call, @name, @hash, 'executing', @now
+         WHERE @run IS NULL OR EXISTS (SELECT 1 FROM threads
+           WHERE thread_id = @thread AND status = 'running' AND holder_id = @run AND replica_id IS @replica)
+         ON CONFLICT(key) DO NOTHING`,
       ),
       get: db.prepare<[string], { status: "executing" | "settled"; outcome: string | null; args_hash: string }>(
         "SELECT status, outcome, args_hash FROM ledger WHERE key = ?",
@@ -33,11 +41,15 @@ export class SqliteLedger implements LedgerStore {
 
   async claim(key: string, e: LedgerEntry): Promise<LedgerClaim> {
     const claimed = await this.conn.lock.gate(() => {
-      if (this.q.claim.run(key, e.threadId, e.callId, e.name, e.argsHash, Date.now()).changes === 1) return true;
-      return this.q.get.get(key)!.args_hash === e.argsHash ? false : "reused";
+      const row = { key, thread: e.threadId, call: e.callId, name: e.name, hash: e.argsHash, now: Date.now(), run: e.runId ?? null, replica: this.replicaId };
+      if (this.q.claim.run(row).changes === 1) return true;
+      const existing = this.q.get.get(key);
+      if (!existing) return "not_holder";
+      return existing.args_hash === e.argsHash ? false : "reused";
     });
     if (claimed === true) return { kind: "claimed" };
     if (claimed === "reused") return { kind: "settled", outcome: REUSED_CALL_ID };
+    if (claimed === "not_holder") return { kind: "settled", outcome: NOT_HOLDER };
     return (await this.peek(key))!;
   }
 

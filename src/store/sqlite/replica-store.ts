@@ -10,6 +10,7 @@ import type { SqliteConn } from "./sqlite-conn.js";
  */
 export class SqliteReplicaStore implements ReplicaStore {
   readonly id = randomUUID();
+  readonly shared = false;
   private readonly q;
 
   constructor(private readonly conn: SqliteConn) {

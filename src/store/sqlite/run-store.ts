@@ -17,7 +17,11 @@ export class SqliteRunStore implements RunStore {
       end: db.prepare("UPDATE runs SET ended_at = ?, outcome = ? WHERE run_id = ? AND ended_at IS NULL"),
       get: db.prepare<[string], RunRow>("SELECT run_id, thread_id, ended_at, outcome FROM runs WHERE run_id = ?"),
       insert: db.prepare(
-        "INSERT OR IGNORE INTO run_event_batches (run_id, first_seq, last_seq, frames) VALUES (?, ?, ?, ?)",
+        // A flush retried after a failed write carries the same first events, maybe with later ones
+        // merged in: the longer row wins, so nothing is written twice or lost.
+        `INSERT INTO run_event_batches (run_id, first_seq, last_seq, frames) VALUES (?, ?, ?, ?)
+         ON CONFLICT (run_id, first_seq) DO UPDATE SET last_seq = excluded.last_seq, frames = excluded.frames
+         WHERE excluded.last_seq > run_event_batches.last_seq`,
       ),
       read: db.prepare<[string, number], { first_seq: number; frames: string }>(
         "SELECT first_seq, frames FROM run_event_batches WHERE run_id = ? AND last_seq > ? ORDER BY first_seq",

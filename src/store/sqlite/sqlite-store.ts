@@ -45,7 +45,7 @@ export async function openSqliteStore(dataDir: string): Promise<SqliteStore> {
     db,
     gate: (work) => conn.lock.gate(work),
     ...ops,
-    ledger: new SqliteLedger(conn),
+    ledger: new SqliteLedger(conn, replicas.id),
     // Same connection: checkpoints and tollgate's tables share the file and its WAL.
     checkpointer: new TollgateSaver(conn),
     replicas,

@@ -80,6 +80,36 @@ describe("a tool that ignores the abort", () => {
   });
 });
 
+describe("a cancel while a run commits its end", () => {
+  it("at the gate: the cancel waits for the end, then closes the interrupt it opened; nothing is pending", async () => {
+    const pay = defineTool(tool(async () => "paid", { name: "pay", description: "pay", schema: z.object({ to: z.string() }) }), { kind: "irreversible" });
+    const t = await open(new Scripted(callOnce("pay", { to: "bob" })), [pay]);
+    // The run's second transaction (its end at the gate) waits until the cancel has reached the run.
+    const transaction = t.store.transaction.bind(t.store);
+    let entered!: () => void;
+    const inEnd = new Promise<void>((r) => (entered = r));
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let n = 0;
+    t.store.transaction = async (fn) => {
+      if (++n === 2) {
+        entered();
+        await held;
+      }
+      return transaction(fn);
+    };
+    const run = await t.runs.startMessage(ANONYMOUS, "c", "pay bob");
+    run.controller.signal.addEventListener("abort", () => release());
+    await inEnd;
+    const answer = t.runs.cancel(ANONYMOUS, "c");
+    void answer.finally(() => release()); // a cancel that never reaches the run must not hang the test
+    expect(await answer).toEqual({ thread_id: "c", cancelled: true, status: "idle" });
+    const view = (await (await t.app.request("/threads/c")).json()) as { status: string; last_outcome: string; pending: unknown; messages: { role: string; content: string }[] };
+    expect(view).toMatchObject({ status: "idle", last_outcome: "cancelled", pending: null });
+    expect(view.messages.at(-1)).toMatchObject({ role: "tool", content: expect.stringContaining("Cancelled") });
+  });
+});
+
 describe("rounds", () => {
   it("MAX_ROUNDS above LangGraph's default step limit still ends as max_rounds", async () => {
     let n = 0;

@@ -11,7 +11,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { REUSED_CALL_ID } from "../../../graphs/execution-ledger.js";
+import { NOT_HOLDER, REUSED_CALL_ID } from "../../../graphs/execution-ledger.js";
 import { openPostgresStore, type PostgresStore } from "../../../src/store/postgres/index.js";
 import { openSqliteStore } from "../../../src/store/sqlite/index.js";
 import type {
@@ -421,6 +421,21 @@ describe.each([sqlite, postgres])("the $name store", (backend) => {
         await s.ledger.settle(key, { status: "error", error: "late" });
         expect(await (await db.open()).ledger.peek(key)).toEqual({ kind: "settled", outcome });
       });
+
+      it("a claim for a run is refused (NOT_HOLDER, nothing written) unless that run holds the thread on this replica", async () => {
+        const t = id("t");
+        const key = `${t}:c1`;
+        await s.threads.create(t, "alice");
+        expect(await s.ledger.claim(key, { ...entry(t), runId: "r1" })).toEqual({ kind: "settled", outcome: NOT_HOLDER }); // idle
+        await s.threads.claimIdle(t, "r1");
+        expect(await s.ledger.claim(key, { ...entry(t), runId: "r2" })).toEqual({ kind: "settled", outcome: NOT_HOLDER }); // another run's
+        // Taken over by another replica (this one was cut off past its lease): refused too.
+        await db.sql("UPDATE threads SET replica_id = ? WHERE thread_id = ?", ["a-survivor", t]);
+        expect(await s.ledger.claim(key, { ...entry(t), runId: "r1" })).toEqual({ kind: "settled", outcome: NOT_HOLDER });
+        expect(await s.ledger.peek(key)).toBeUndefined();
+        await db.sql("UPDATE threads SET replica_id = ? WHERE thread_id = ?", [s.replicas.id, t]);
+        expect(await s.ledger.claim(key, { ...entry(t), runId: "r1" })).toEqual({ kind: "claimed" });
+      });
     });
 
     describe("runs", () => {
@@ -451,6 +466,16 @@ describe.each([sqlite, postgres])("the $name store", (backend) => {
         await s.runs.append(r, [ev(0), ev(1)]);
         await s.runs.append(r, [ev(0), ev(1)]);
         expect((await s.runs.read(r, -1)).map((e) => e.seq)).toEqual([0, 1]);
+      });
+
+      it("a batch retried with later events merged in keeps every event once (its first write did commit)", async () => {
+        const r = id("r");
+        await s.runs.append(r, [ev(0), ev(1)]);
+        await s.runs.append(r, [ev(2), ev(3)]); // committed, though its writer heard it failed
+        await s.runs.append(r, [ev(2), ev(3), ev(4), ev(5)]); // the retry, with what came since
+        expect((await s.runs.read(r, -1)).map((e) => e.seq)).toEqual([0, 1, 2, 3, 4, 5]);
+        await s.runs.append(r, [ev(2), ev(3)]); // a stale shorter retry changes nothing
+        expect((await s.runs.read(r, 1)).map((e) => e.seq)).toEqual([2, 3, 4, 5]);
       });
 
       it("end closes a run once: the second settler learns it lost", async () => {
@@ -688,22 +713,24 @@ describe.each([sqlite, postgres])("the $name store", (backend) => {
       });
 
       describe.skipIf(!backend.replicated)("leases", () => {
-        it("a thread is orphaned exactly when its replica's lease has run out, or the replica retired", async () => {
+        it("a thread is orphaned exactly when its replica's lease has run out on the database's clock, or the replica retired; never for its own replica", async () => {
           const other = await db.open();
           const t = id("t");
           await other.threads.create(t, "alice");
           await other.threads.claimIdle(t, "r1");
-          const now = 10_000_000;
-          const orphaned = async (at: number) => (await s.replicas.listOrphaned(at)).some((r) => r.thread_id === t);
-          expect(await orphaned(now)).toBe(true); // never heartbeat: no lease
-          await other.replicas.heartbeat(now, 1_000);
-          expect(await orphaned(now)).toBe(false);
-          expect(await orphaned(now + 999)).toBe(false);
-          expect(await orphaned(now + 1_000)).toBe(true);
-          await other.replicas.heartbeat(now + 1_000, 1_000); // renewed
-          expect(await orphaned(now + 1_500)).toBe(false);
+          const orphaned = async (by = s) => (await by.replicas.listOrphaned(Date.now())).some((r) => r.thread_id === t);
+          expect(await orphaned()).toBe(true); // never renewed: no lease
+          // The caller's clock is not the one leases are read on: replicas' clocks may disagree.
+          await other.replicas.heartbeat(0, 60_000);
+          expect(await orphaned()).toBe(false);
+          await other.replicas.heartbeat(Date.now() + 3_600_000, -1); // a lease already over, from a clock an hour fast
+          expect(await orphaned()).toBe(true);
+          await other.replicas.heartbeat(0, 60_000); // renewed
+          expect(await orphaned()).toBe(false);
           await other.replicas.retire();
-          expect(await orphaned(now + 1_500)).toBe(true);
+          expect(await orphaned()).toBe(true);
+          // A replica never counts its own threads orphaned, whatever its lease says: they are alive while it asks.
+          expect(await orphaned(other)).toBe(false);
           expect(other.replicas.id).not.toBe(s.replicas.id);
         });
 
