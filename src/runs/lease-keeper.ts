@@ -1,5 +1,6 @@
 import { isStorageFault } from "../store/index.js";
 import { recoverInterruptedRuns } from "./recovery.js";
+import { RunCancelled } from "./run-abort.js";
 import type { RunContext } from "./run-context.js";
 
 /**
@@ -12,14 +13,19 @@ import type { RunContext } from "./run-context.js";
  * after an outage every replica's lease has run out at once, and the first to come back must not
  * take over the others' live runs before they have had the time to renew theirs.
  */
+/** Part of the lease after which, unrenewed, this replica stops its runs. */
+const FENCE_AT = 0.8;
+
 export class LeaseKeeper {
   private renewTimer: NodeJS.Timeout | undefined;
   private sweepTimer: NodeJS.Timeout | undefined;
   private sweeping: Promise<unknown> | undefined;
   private warned = false;
-  /** When the last renewal succeeded, and since when renewals have come without a lapse. */
+  /** When the last successful renewal was sent, and since when renewals have come without a lapse. */
   private renewedAt: number | undefined;
   private heldSince: number | undefined;
+  /** This lapse's runs have been stopped. */
+  private fenced = false;
 
   constructor(
     private readonly ctx: RunContext,
@@ -30,8 +36,10 @@ export class LeaseKeeper {
   /** Takes the lease and sweeps once (before serving), then keeps both going. */
   async start(): Promise<number> {
     await this.renewOrThrow();
-    // At start, nothing of this process is alive yet: what the sweep finds is another's.
-    const taken = await recoverInterruptedRuns(this.ctx, this.now());
+    // SQLite: nothing of this process is alive yet, and no other process is: what is left is
+    // closed before serving. Shared: this replica waits like any sweep (started as the database
+    // comes back, it must not take over the lapsed threads of live replicas).
+    const taken = this.ctx.store.replicas.shared ? 0 : await recoverInterruptedRuns(this.ctx, this.now());
     this.renewTimer = setInterval(() => void this.renew(), Math.max(50, this.leaseMs / 3));
     this.sweepTimer = setInterval(() => void this.sweep(), Math.max(50, this.leaseMs / 2));
     this.renewTimer.unref();
@@ -64,19 +72,39 @@ export class LeaseKeeper {
   }
 
   private async renewOrThrow(): Promise<void> {
-    const at = this.now();
-    await this.ctx.store.replicas.heartbeat(at, this.leaseMs);
-    if (this.renewedAt === undefined || at - this.renewedAt >= this.leaseMs) this.heldSince = at; // it had lapsed
-    this.renewedAt = at;
+    const sent = this.now();
+    await this.ctx.store.replicas.heartbeat(sent, this.leaseMs);
+    const done = this.now();
+    // Lapsed if the last renewal sent is a lease or more behind this one's answer (a renewal that
+    // hung counts from when it was sent: the lease before it may have run out meanwhile).
+    if (this.renewedAt === undefined || done - this.renewedAt >= this.leaseMs) this.heldSince = done;
+    this.renewedAt = sent;
+    this.fenced = false;
   }
 
   private async renew(): Promise<void> {
+    this.fenceIfLapsing();
     try {
       await this.renewOrThrow();
       this.warned = false;
     } catch (err) {
       this.report("could not renew this replica's lease", err);
     }
+  }
+
+  /**
+   * A lease about to run out unrenewed (the database unreachable from here, maybe not from the
+   * others): the runs of this process are stopped (reason `shutdown`) before a survivor may take
+   * their threads over, so none of them goes on writing to a thread another replica now holds.
+   */
+  private fenceIfLapsing(): void {
+    if (!this.ctx.store.replicas.shared || this.fenced || this.renewedAt === undefined) return;
+    if (this.now() - this.renewedAt < this.leaseMs * FENCE_AT) return;
+    this.fenced = true;
+    const why = new RunCancelled("shutdown");
+    for (const s of this.ctx.starting.values()) s.controller.abort(why);
+    for (const run of this.ctx.active.values()) run.controller.abort(why);
+    if (this.ctx.active.size) this.ctx.log.warn("lease about to lapse: stopped this replica's runs", { runs: this.ctx.active.size });
   }
 
   /** A database that is down is worth one line until it is back; anything else, its stack. */

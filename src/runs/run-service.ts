@@ -62,7 +62,7 @@ export class RunService {
       });
     // An id of its own, so a repair can move or replace it like any other stored message.
     const input: AgentUpdate = { messages: [new HumanMessage({ id: randomUUID(), content: message })], rounds: 0, closed: false };
-    return this.begin(threadId, runId, claim, (_, controller) => this.launch(controller, threadId, runId, p.sub, onDisconnect, input, {}));
+    return this.begin(threadId, runId, claim, undefined, (_, controller) => this.launch(controller, threadId, runId, p.sub, onDisconnect, input, {}));
   }
 
   /**
@@ -99,7 +99,9 @@ export class RunService {
         await tx.runs.start(runId, threadId, "resume");
         return opened;
       });
-    return this.begin(threadId, runId, claim, (gate, controller) => {
+    // If the claim's commit went in unseen, the decision is not used up: the settler reopens it.
+    const reopen = { interruptId, approved: decisions.filter((d) => d.approved).map((d) => d.call_id) };
+    return this.begin(threadId, runId, claim, reopen, (gate, controller) => {
       const resume = { interruptId, approved: gate.decisions.filter((d) => d.approved).map((d) => d.call_id) };
       // The continuation still answers the same person's message: calls it asks for next are theirs too.
       return this.launch(controller, threadId, runId, gate.requester, onDisconnect, null, { decisions: gate.decisions }, resume);
@@ -231,6 +233,7 @@ export class RunService {
     threadId: string,
     runId: string,
     claim: () => Promise<T>,
+    reopen: ActiveRun["resume"],
     launch: (claimed: T, controller: AbortController) => ActiveRun,
   ): Promise<ActiveRun> {
     const controller = new AbortController();
@@ -243,7 +246,7 @@ export class RunService {
     } catch (err) {
       // The database's answer was lost, not necessarily the commit: if the claim went in, the
       // settler hands the thread back (a compare-and-set: nothing happens if it did not).
-      if (isStorageFault(err)) void this.ctx.settler.adopt({ threadId, holderId: runId, fallback: CLAIM_LOST });
+      if (isStorageFault(err)) void this.ctx.settler.adopt({ threadId, holderId: runId, fallback: CLAIM_LOST, reopen });
       throw err;
     } finally {
       this.ctx.starting.delete(runId);

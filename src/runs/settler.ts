@@ -161,6 +161,9 @@ async function settleState(ctx: RunContext, o: Orphan): Promise<void> {
   // its lease) settles it, not this one.
   const holds = thread?.status === "running" && thread.holder_id === o.holderId && thread.replica_id === store.replicas.id;
   const runId = closerTarget(o.holderId) ? undefined : o.holderId;
+  // Taken over by a survivor (this replica lost the database past its lease): the thread and the
+  // run's end are the survivor's to write now.
+  if (thread?.status === "running" && thread.holder_id === o.holderId && !holds) throw new LostHold();
   // Events still queued after refused writes go first, so a log with an end has everything before
   // it. Not inside the transaction below: the queue is dropped once written, and a rollback of an
   // outer transaction would undo the write after the queue forgot it.

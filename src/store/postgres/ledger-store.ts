@@ -29,12 +29,14 @@ export class PgLedger implements LedgerStore {
 
   async claim(key: string, e: LedgerEntry): Promise<LedgerClaim> {
     // Of concurrent claims exactly one inserts; the others wait for its commit and insert nothing.
-    // Fenced: with a run id, only while that run holds the thread on this replica.
+    // Fenced: with a run id, only while that run holds the thread on this replica. FOR SHARE: a
+    // survivor's takeover of the thread waits for this claim's commit (and then finds it), instead
+    // of passing it unseen and answering the call "not executed" while it runs.
     const r = await this.q.query(
       `INSERT INTO ledger (key, thread_id, call_id, name, args_hash, status, started_at)
        SELECT $1, $2, $3, $4, $5, 'executing', $6
        WHERE $7::text IS NULL OR EXISTS (SELECT 1 FROM threads
-         WHERE thread_id = $2 AND status = 'running' AND holder_id = $7 AND replica_id = $8)
+         WHERE thread_id = $2 AND status = 'running' AND holder_id = $7 AND replica_id = $8 FOR SHARE)
        ON CONFLICT (key) DO NOTHING`,
       [key, e.threadId, e.callId, e.name, e.argsHash, Date.now(), e.runId ?? null, this.replicaId],
     );

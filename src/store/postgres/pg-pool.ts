@@ -51,6 +51,9 @@ export interface PgPoolOptions {
   onError?: (err: Error) => void;
 }
 
+/** Per-session limits on every pooled connection (migrations lift them for their own transaction). */
+export const SESSION_TIMEOUTS = "SET statement_timeout = 15000; SET lock_timeout = 5000; SET idle_in_transaction_session_timeout = 30000";
+
 /**
  * A pg pool for tollgate: BIGINT (and BIGINT[]) columns come back as JS numbers, and a dropped
  * connection never ends the process.
@@ -68,12 +71,7 @@ export function createPgPool(url: string, opts: PgPoolOptions = {}): pg.Pool {
     // Notices a half-open TCP connection (peer gone without a FIN) instead of waiting on it forever.
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
-    // Nothing waits on the database without end: a run whose query hangs could never be cancelled,
-    // and a claim blocked on another's row lock must become a 503, not a stuck request. Each of
-    // these fails the statement as a storage fault (55P03, 57014 via the client, a read timeout).
-    statement_timeout: 15_000,
-    lock_timeout: 5_000,
-    idle_in_transaction_session_timeout: 30_000,
+    // A query whose answer never comes (a half-open connection) fails as a storage fault.
     query_timeout: 20_000,
     types: TOLLGATE_TYPES,
   });
@@ -82,6 +80,13 @@ export function createPgPool(url: string, opts: PgPoolOptions = {}): pg.Pool {
   pool.on("connect", (client) => {
     client.on("error", () => {
       // See above: the holder learns of it from its next query; the pool reports idle ones.
+    });
+    // Nothing waits on the database without end: a run whose statement hangs could never be
+    // cancelled, and a claim blocked on another's row lock must become a 503, not a stuck request
+    // (55P03 and 57014 are storage faults). Set per session, not as startup parameters, which
+    // PgBouncer and some proxies refuse. Queued before the first query the pool hands out.
+    client.query(SESSION_TIMEOUTS).catch(() => {
+      // a connection that cannot take it is about to fail its first query anyway
     });
   });
   return pool;

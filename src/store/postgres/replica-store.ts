@@ -40,8 +40,10 @@ export class PgReplicaStore implements ReplicaStore {
   async adopt(threadId: string, holderId: string, fromReplica: string | null): Promise<boolean> {
     // IS NOT DISTINCT FROM: a NULL replica (a row from before replicas) matches a NULL `fromReplica`.
     const r = await this.q.query(
+      // The lease is read again here, not trusted from the list: the replica may have renewed since.
       `UPDATE threads SET replica_id = $1
-       WHERE thread_id = $2 AND status = 'running' AND holder_id = $3 AND replica_id IS NOT DISTINCT FROM $4::text`,
+       WHERE thread_id = $2 AND status = 'running' AND holder_id = $3 AND replica_id IS NOT DISTINCT FROM $4::text
+         AND NOT EXISTS (SELECT 1 FROM replicas r WHERE r.replica_id = $4::text AND r.lease_expires_at > ${DB_NOW})`,
       [this.id, threadId, holderId, fromReplica],
     );
     return changedOne(r);

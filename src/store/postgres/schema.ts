@@ -160,6 +160,9 @@ const VERSION_KEY = "schema_version";
  */
 export async function migrate(pool: pg.Pool): Promise<void> {
   await withTransaction(pool, async (client) => {
+    // Waiting for another replica's migration, or a long one (an index on a big table), is not a
+    // fault: no session timeouts here.
+    await client.query("SET LOCAL statement_timeout = 0; SET LOCAL lock_timeout = 0; SET LOCAL idle_in_transaction_session_timeout = 0");
     await client.query("SELECT pg_advisory_xact_lock($1::bigint)", [MIGRATION_LOCK_KEY]);
     const { rows } = await client.query<{ meta: string | null }>("SELECT to_regclass('tollgate_meta')::text AS meta");
     if (rows[0]!.meta !== null) {

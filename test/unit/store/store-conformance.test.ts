@@ -731,6 +731,11 @@ describe.each([sqlite, postgres])("the $name store", (backend) => {
           expect(await orphaned()).toBe(true);
           // A replica never counts its own threads orphaned, whatever its lease says: they are alive while it asks.
           expect(await orphaned(other)).toBe(false);
+          // Listed while lapsed, renewed since: adopt reads the lease again and leaves it.
+          await other.replicas.heartbeat(0, 60_000);
+          expect(await s.replicas.adopt(t, "r1", other.replicas.id)).toBe(false);
+          await other.replicas.retire();
+          expect(await s.replicas.adopt(t, "r1", other.replicas.id)).toBe(true);
           expect(other.replicas.id).not.toBe(s.replicas.id);
         });
 
