@@ -1,13 +1,82 @@
 import { defineConfig } from "vitest/config";
+import { postgresAvailable } from "./test/helpers/postgres.js";
+
+// Two projects, named after the backend the servers run on:
+// - "sqlite": every test, as always (each server's data dir holds its SQLite file).
+// - "postgres": the end-to-end files that do not care which store is behind the API, again, with
+//   TOLLGATE_TEST_BACKEND=postgres: one throwaway cluster for the project (postgres-setup.ts),
+//   and each server a database of its own on it (test/helpers/pg-test-db.ts).
+
+/** Options both projects share. */
+const common = {
+  // Real servers and child processes: give them room, never rely on timing for correctness.
+  testTimeout: 30_000,
+  hookTimeout: 30_000,
+  pool: "forks",
+} as const;
+
+/** The e2e files the "postgres" project runs again on PostgreSQL. */
+const ON_POSTGRES = [
+  "access-matrix",
+  "api-errors",
+  "cancel",
+  "core-flow",
+  "demo-flow",
+  "four-eyes",
+  "hostile-edge",
+  "identity",
+  "model-faults",
+  "not-found-equivalence",
+  "react-hook",
+  "react-session",
+  "reconnect",
+  "secrets",
+].map((name) => `test/e2e/${name}.test.ts`);
+
+// Not on PostgreSQL, and why:
+// - storage-faults: it locks the SQLite file under the server.
+// - kill-points: kill-point.mjs kills the server at a write by patching better-sqlite3.
+// - masking: its crash test kills the server with kill-point.mjs (better-sqlite3 only).
+// - durability: it asserts right after a kill -9 and restart that the dead run is closed; on
+//   PostgreSQL the restarted replica first holds its own lease a full lease (1 s) before it may
+//   take over a dead one's runs, so the thread is still 'running' then.
+// - studio: LangGraph Studio reads the SQLite file.
+// - readme-walkthrough: the README's walkthrough is the SQLite one.
+// - web-page, browser-hostile: Chromium suites, slow, and the page does not care about the backend.
+// - fuzz, torture, chaos: long; they run on SQLite.
+// - replicas: PostgreSQL already (its own cluster, several servers on one database).
+
+const pg = postgresAvailable();
+const withPostgres = pg.ok || process.env.CI === "true";
+if (!withPostgres) console.log(`[postgres] e2e project left out: no PostgreSQL: ${pg.why}`);
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
-    // Real servers and child processes: give them room, never rely on timing for correctness.
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
-    pool: "forks",
+    // The page the servers serve, built once for the whole run (the root's global setup runs once).
     globalSetup: ["./test/support/build-web-setup.ts"],
     reporters: ["default", "./test/support/summary-line-reporter.ts"],
+    projects: [
+      {
+        test: {
+          ...common,
+          name: "sqlite",
+          include: ["test/**/*.test.ts"],
+        },
+      },
+      ...(withPostgres
+        ? [
+            {
+              test: {
+                ...common,
+                name: "postgres",
+                include: ON_POSTGRES,
+                env: { TOLLGATE_TEST_BACKEND: "postgres" },
+                // Under CI=true without PostgreSQL it throws the reason, and the run fails.
+                globalSetup: ["./test/support/postgres-setup.ts"],
+              },
+            },
+          ]
+        : []),
+    ],
   },
 });

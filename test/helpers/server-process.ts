@@ -7,6 +7,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { ensurePgDatabase, pgTestClusterUrl } from "./pg-test-db.js";
 
 /** The repository root (/work/main), derived from this file so tests may run from any cwd. */
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -82,6 +83,8 @@ function installHooks(): void {
  * Spawns the server with PORT=0, HOST=127.0.0.1 and DATA_DIR, plus `env` overrides (a value of
  * `undefined` unsets the variable). Resolves once the server prints its listening line; rejects
  * with the collected stderr if the child exits first or is not ready within 20 s.
+ * In the PostgreSQL test mode (TOLLGATE_TEST_BACKEND=postgres) an `env` without DATABASE_URL
+ * gets the data dir's own database and REPLICA_LEASE_SECONDS=1 (each overridable by `env`).
  */
 export async function startServer(env: Record<string, string | undefined> = {}, opts: StartServerOptions = {}): Promise<ServerProcess> {
   installHooks();
@@ -94,6 +97,14 @@ export async function startServer(env: Record<string, string | undefined> = {}, 
   const childEnv: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !SCRUBBED.includes(k)) childEnv[k] = v;
   Object.assign(childEnv, { PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir });
+  // The PostgreSQL test mode (test/helpers/pg-test-db.ts): unless the test brings its own
+  // DATABASE_URL, the data dir's own database, so a restart on the same dir finds its state. A
+  // server restarted after a kill -9 meets the dead one's lease: 1 s lets it take over quickly.
+  const pgCluster = pgTestClusterUrl();
+  if (pgCluster && !("DATABASE_URL" in env)) {
+    childEnv.DATABASE_URL = await ensurePgDatabase(pgCluster, dataDir);
+    childEnv.REPLICA_LEASE_SECONDS = "1";
+  }
   for (const [k, v] of Object.entries(env)) {
     if (v === undefined) delete childEnv[k];
     else childEnv[k] = v;
