@@ -37,6 +37,7 @@ export async function executeRun(
       // A round is at most agent → tools → call_tool: let MAX_ROUNDS, not LangGraph's default
       // step limit (25), end a long run.
       recursionLimit: 3 * ctx.settings.maxRounds + 5,
+      durability: ctx.store.durability,
     });
     const end: GraphEnd = { values: undefined, interrupted: false };
     for await (const body of adaptGraphStream(watchEnd(stream as AsyncIterable<GraphChunk>, end), ctx.registry)) {

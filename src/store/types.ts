@@ -224,6 +224,12 @@ export interface StoreOps {
 
 export interface Store extends StoreOps {
   readonly kind: "sqlite" | "postgres";
+  /**
+   * How the graph saves its checkpoints: `async` (while the next step runs) where a write lands
+   * at once (SQLite's driver is synchronous), `sync` (before the next step) where it crosses the
+   * network: else a crash in the first milliseconds of a run loses the user's message.
+   */
+  readonly durability: "async" | "sync";
   ledger: LedgerStore;
   checkpointer: BaseCheckpointSaver;
   replicas: ReplicaStore;

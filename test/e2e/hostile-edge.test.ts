@@ -6,7 +6,8 @@ import { call, expectNoStackTraces, parseSse, type Stack, startStack, terminal, 
 function raw(base: string, request: string): Promise<{ status: number; head: string; body: string }> {
   const { hostname, port } = new URL(base);
   return new Promise((resolve, reject) => {
-    const socket = net.connect(Number(port), hostname, () => socket.end(request));
+    // write, not end: a half-closed request loses its answer once the server has to wait for anything.
+    const socket = net.connect(Number(port), hostname, () => socket.write(request));
     let text = "";
     socket.setEncoding("utf8").on("data", (d: string) => (text += d));
     socket.on("error", reject);

@@ -227,6 +227,24 @@ describe.skipIf(skip)("three replicas on one PostgreSQL", () => {
     expect(await rows(f.db, "SELECT status FROM ledger WHERE call_id = $1", "k1")).toEqual([{ status: "executing" }]);
     for (const s of f.servers.slice(1)) expectNoStackTraces(s);
   });
+  it("kill -9 of a replica right after a run's first token: the survivor closes it as error, the user's message kept", async () => {
+    const f = await fleet({ REPLICA_LEASE_SECONDS: "1" }, {}, 2);
+    const [a, b] = f.clients as [TollgateClient, TollgateClient];
+    const id = threadId("early-kill");
+    f.model.push({ hang: true, text: "partial" });
+    const stream = a.run(id, "hello there");
+    const events = stream[Symbol.asyncIterator]();
+    expect((await events.next()).value).toMatchObject({ type: "token", text: "partial" });
+    await f.servers[0]!.kill("SIGKILL");
+    stream.stop();
+    await until(async () => (await b.getThread(id)).status === "idle");
+    const view = await b.getThread(id);
+    expect(view).toMatchObject({ status: "idle", last_outcome: "error" });
+    expect(view.messages).toEqual([expect.objectContaining({ role: "user", content: "hello there" })]);
+    f.model.push({ text: "hi again" });
+    terminal(await b.run(id, "still there?").collect(), "done");
+  });
+
   it("the database unreachable: 503 storage_unavailable and /healthz 503, nothing lost; all answers again once it is back", async () => {
     const f = await fleet({}, {}, 2);
     const [a, b] = f.clients as [TollgateClient, TollgateClient];

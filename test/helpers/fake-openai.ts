@@ -75,6 +75,8 @@ export interface FakeOpenAI {
   requests: RecordedRequest[];
   /** Appends turns to the scripted queue. */
   push(...turns: Turn[]): void;
+  /** Drops the queued turns no request has taken (a test whose server may not call the model). */
+  clearQueue(): void;
   /** The next request not yet handed out by an earlier call; waits until it arrives. */
   nextRequest(): Promise<RecordedRequest>;
   /** Drops every open connection (hanging streams included) and stops listening. */
@@ -184,6 +186,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     url: `http://127.0.0.1:${port}/v1`,
     requests,
     push: (...turns) => void queue.push(...turns),
+    clearQueue: () => void queue.splice(0),
     nextRequest() {
       const index = handedOut++;
       if (index < requests.length) return Promise.resolve(requests[index]!);

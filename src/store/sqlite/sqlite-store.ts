@@ -42,6 +42,7 @@ export async function openSqliteStore(dataDir: string): Promise<SqliteStore> {
   };
   return {
     kind: "sqlite",
+    durability: "async",
     db,
     gate: (work) => conn.lock.gate(work),
     ...ops,
