@@ -1126,6 +1126,11 @@ async function send(url: URL, agent: http.Agent, r: Req, timeoutMs: number, stat
   // client is still writing that head, the drop arrives as a reset before the 431 can be read.
   const head = r.path.length + Object.entries(r.headers).reduce((n, [k, v]) => n + k.length + v.length + 4, 0);
   if (res.error && /ECONNRESET|EPIPE/.test(res.error) && head > 16 * 1024) return { ...res, error: undefined, note: "reset (head over 16 KiB)" };
+  // A body the server refuses before reading it (not JSON: 415; over the 256 KiB limit) is left
+  // unread; when the answer goes out while a large one is still being written, the connection's
+  // close arrives as a reset before the answer can be read.
+  const bodyBytes = r.body === undefined ? 0 : Buffer.byteLength(r.body);
+  if (res.error && /ECONNRESET|EPIPE/.test(res.error) && bodyBytes > 256 * 1024) return { ...res, error: undefined, note: "reset (body over 256 KiB)" };
   return res;
 }
 
