@@ -1,16 +1,8 @@
 import { type LedgerClaim, type LedgerEntry, NOT_HOLDER, REUSED_CALL_ID } from "../../../graphs/execution-ledger.js";
 import type { ToolOutcome } from "../../tools/index.js";
-import { isStorageFault } from "../storage-fault.js";
+import { claimOfRow, type LedgerRow, OutcomeWriter } from "../ledger-outcomes.js";
 import type { LedgerStore } from "../types.js";
 import { changedOne, type Queryable } from "./queryable.js";
-
-const RETRY_MS = 250;
-
-interface LedgerRow {
-  status: "executing" | "settled";
-  outcome: string | null;
-  args_hash: string;
-}
 
 /**
  * The execution ledger in PostgreSQL. The claim row is committed before the tool runs (an
@@ -18,9 +10,13 @@ interface LedgerRow {
  * maybe run, and is never run again, by this replica or any other.
  */
 export class PgLedger implements LedgerStore {
-  /** Outcomes the database refused to record; retried, and answered from here meanwhile. */
-  private readonly unsettled = new Map<string, ToolOutcome>();
-  private retry: NodeJS.Timeout | undefined;
+  private readonly outcomes = new OutcomeWriter((key, outcome) =>
+    this.q.query("UPDATE ledger SET status = 'settled', outcome = $1, settled_at = $2 WHERE key = $3 AND status = 'executing'", [
+      JSON.stringify(outcome),
+      Date.now(),
+      key,
+    ]),
+  );
 
   constructor(
     private readonly q: Queryable,
@@ -48,40 +44,13 @@ export class PgLedger implements LedgerStore {
   }
 
   async peek(key: string): Promise<Exclude<LedgerClaim, { kind: "claimed" }> | undefined> {
-    const known = this.unsettled.get(key);
+    const known = this.outcomes.known(key);
     if (known) return { kind: "settled", outcome: known };
-    const row = await this.row(key);
-    if (!row) return undefined;
-    if (row.status === "settled" && row.outcome) return { kind: "settled", outcome: JSON.parse(row.outcome) as ToolOutcome };
-    return { kind: "in_doubt" };
+    return claimOfRow(await this.row(key));
   }
 
-  /**
-   * Records what the call did. The tool has already had its effect, so a refused write must not
-   * lose it: the outcome is kept in memory (and answered from there) and written once the
-   * database takes writes again. Only a crash before then leaves the call "outcome unknown".
-   */
-  async settle(key: string, outcome: ToolOutcome): Promise<void> {
-    // Answered from memory at once, so a peek while the write is on its way sees it.
-    this.unsettled.set(key, outcome);
-    try {
-      await this.q.query("UPDATE ledger SET status = 'settled', outcome = $1, settled_at = $2 WHERE key = $3 AND status = 'executing'", [
-        JSON.stringify(outcome),
-        Date.now(),
-        key,
-      ]);
-    } catch (err) {
-      if (!isStorageFault(err)) throw err;
-      this.retry ??= setTimeout(() => this.retrySettles(), RETRY_MS);
-      this.retry.unref();
-      return;
-    }
-    this.unsettled.delete(key);
-  }
-
-  private retrySettles(): void {
-    this.retry = undefined;
-    for (const [key, outcome] of [...this.unsettled]) this.settle(key, outcome).catch(() => undefined); // kept: tried again later
+  settle(key: string, outcome: ToolOutcome): Promise<void> {
+    return this.outcomes.settle(key, outcome);
   }
 
   private async row(key: string): Promise<LedgerRow | undefined> {

@@ -1,10 +1,8 @@
 import { type LedgerClaim, type LedgerEntry, NOT_HOLDER, REUSED_CALL_ID } from "../../../graphs/execution-ledger.js";
 import type { ToolOutcome } from "../../tools/index.js";
-import { isStorageFault } from "../storage-fault.js";
+import { claimOfRow, type LedgerRow, OutcomeWriter } from "../ledger-outcomes.js";
 import type { LedgerStore } from "../types.js";
 import type { SqliteConn } from "./sqlite-conn.js";
-
-const RETRY_MS = 250;
 
 /**
  * The execution ledger in SQLite. The claim row is committed before the tool runs, so a call
@@ -12,9 +10,7 @@ const RETRY_MS = 250;
  */
 export class SqliteLedger implements LedgerStore {
   private readonly q;
-  /** Outcomes the database refused to record; retried, and answered from here meanwhile. */
-  private readonly unsettled = new Map<string, ToolOutcome>();
-  private retry: NodeJS.Timeout | undefined;
+  private readonly outcomes: OutcomeWriter;
 
   constructor(
     private readonly conn: SqliteConn,
@@ -30,13 +26,15 @@ export class SqliteLedger implements LedgerStore {
            WHERE thread_id = @thread AND status = 'running' AND holder_id = @run AND replica_id IS @replica)
          ON CONFLICT(key) DO NOTHING`,
       ),
-      get: db.prepare<[string], { status: "executing" | "settled"; outcome: string | null; args_hash: string }>(
+      get: db.prepare<[string], LedgerRow>(
         "SELECT status, outcome, args_hash FROM ledger WHERE key = ?",
       ),
       settle: db.prepare(
         "UPDATE ledger SET status = 'settled', outcome = ?, settled_at = ? WHERE key = ? AND status = 'executing'",
       ),
     };
+    const settle = this.q.settle;
+    this.outcomes = new OutcomeWriter((key, outcome) => conn.lock.gate(() => settle.run(JSON.stringify(outcome), Date.now(), key)));
   }
 
   async claim(key: string, e: LedgerEntry): Promise<LedgerClaim> {
@@ -54,35 +52,12 @@ export class SqliteLedger implements LedgerStore {
   }
 
   async peek(key: string): Promise<Exclude<LedgerClaim, { kind: "claimed" }> | undefined> {
-    const known = this.unsettled.get(key);
+    const known = this.outcomes.known(key);
     if (known) return { kind: "settled", outcome: known };
-    const row = await this.conn.lock.gate(() => this.q.get.get(key));
-    if (!row) return undefined;
-    if (row.status === "settled" && row.outcome) return { kind: "settled", outcome: JSON.parse(row.outcome) as ToolOutcome };
-    return { kind: "in_doubt" };
+    return claimOfRow(await this.conn.lock.gate(() => this.q.get.get(key)));
   }
 
-  /**
-   * Records what the call did. The tool has already had its effect, so a refused write must not
-   * lose it: the outcome is kept in memory (and answered from there) and written once the
-   * database takes writes again. Only a crash before then leaves the call "outcome unknown".
-   */
-  async settle(key: string, outcome: ToolOutcome): Promise<void> {
-    // Answered from memory at once, so a peek while the write waits for the lock sees it.
-    this.unsettled.set(key, outcome);
-    try {
-      await this.conn.lock.gate(() => this.q.settle.run(JSON.stringify(outcome), Date.now(), key));
-    } catch (err) {
-      if (!isStorageFault(err)) throw err;
-      this.retry ??= setTimeout(() => this.retrySettles(), RETRY_MS);
-      this.retry.unref();
-      return;
-    }
-    this.unsettled.delete(key);
-  }
-
-  private retrySettles(): void {
-    this.retry = undefined;
-    for (const [key, outcome] of [...this.unsettled]) this.settle(key, outcome).catch(() => undefined); // kept: tried again later
+  settle(key: string, outcome: ToolOutcome): Promise<void> {
+    return this.outcomes.settle(key, outcome);
   }
 }
