@@ -101,6 +101,8 @@ export interface Config {
   eventRetentionRuns: number;
   expirySweepMs: number;
   testTools: boolean;
+  /** LangSmith tracing asked for (LANGSMITH_TRACING and its aliases = "true"): LangChain then traces every run itself. */
+  tracing: boolean;
   auth: AuthSettings;
   limits: Limits;
   /** Values that must never appear in a response, an event, a stored row or a log line. */
@@ -125,6 +127,10 @@ const list = (v: string | undefined) => (v ?? "").split(",").map((x) => x.trim()
 const hostName = (h: string) => (h.includes(":") && !h.startsWith("[") ? `[${h}]` : h).toLowerCase();
 
 const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|::1|\[::1\])$/i;
+
+/** The variables with which LangChain turns LangSmith tracing on, as @langchain/core reads them. */
+const TRACING_ENV = ["LANGSMITH_TRACING_V2", "LANGCHAIN_TRACING_V2", "LANGSMITH_TRACING", "LANGCHAIN_TRACING"] as const;
+const tracingRequested = (env: Record<string, string | undefined>) => TRACING_ENV.some((k) => env[k] === "true");
 
 /** Parses the environment once; everything below receives the typed object, never process.env. */
 export function loadConfig(env: Record<string, string | undefined>): Config {
@@ -177,6 +183,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     eventRetentionRuns: e.EVENT_RETENTION_RUNS,
     expirySweepMs: e.EXPIRY_SWEEP_MS,
     testTools: e.TOLLGATE_TEST_TOOLS === "1",
+    tracing: tracingRequested(env),
     auth,
     limits: {
       allowedHosts: [

@@ -3,7 +3,7 @@ import { compileAgentGraph } from "../graphs/agent.js";
 import type { Config } from "./config.js";
 import type { Logger } from "./logger.js";
 import { createModel } from "./model/index.js";
-import { createSecretScrubber, scrubbingLogger, type SecretScrubber } from "./ops/index.js";
+import { createSecretScrubber, scrubbingLogger, type SecretScrubber, skipIdleRunTrees } from "./ops/index.js";
 import { Access, createAuthenticator } from "./auth/index.js";
 import { ExpiryCloser, LeaseKeeper, RunAdmission, RunContext, RunService, ThreadService } from "./runs/index.js";
 import { createApp } from "./server/index.js";
@@ -43,6 +43,7 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
   // strings) first: upstream errors echo API keys and bearer tokens.
   const scrubber = createSecretScrubber(config.secrets);
   const log = scrubbingLogger(o.log, scrubber);
+  if (!config.tracing) skipIdleRunTrees();
   const store = await openStore({
     dataDir: config.dataDir,
     databaseUrl: config.databaseUrl,

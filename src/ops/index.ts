@@ -2,3 +2,4 @@ export { createSecretScrubber, SCRUBBED } from "./secret-scrubber.js";
 export type { SecretScrubber } from "./secret-scrubber.js";
 export { scrubbingLogger } from "./scrubbing-logger.js";
 export { Redactor } from "./redactor.js";
+export { skipIdleRunTrees } from "./untraced-context.js";
