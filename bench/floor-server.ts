@@ -1,7 +1,8 @@
 /**
  * FLOOR: the least this stack can do to relay a model's tokens as SSE. A bare Hono app on
  * @hono/node-server, one endpoint, ChatOpenAICompletions `.stream()` straight into `streamSSE`,
- * no graph, no database. Frames look like tollgate's (`id`, `event: token`, one-line JSON).
+ * no graph, no database. Frames look like tollgate's (`id`, `event: token`, one-line JSON). A
+ * trivial `GET /healthz` (`{"ok":true}`) is there for the bench's prober.
  * Env: OPENAI_BASE_URL, MODEL. Prints `floor listening on http://127.0.0.1:<port>`.
  */
 import { randomUUID } from "node:crypto";
@@ -21,6 +22,7 @@ const model = new ChatOpenAICompletions({
 });
 
 const app = new Hono();
+app.get("/healthz", (c) => c.json({ ok: true })); // for the bench's prober, like tollgate's
 app.post("/stream", async (c) => {
   const { message } = await c.req.json<{ message: string }>();
   const signal = c.req.raw.signal; // fires when the client goes away: the model call is aborted

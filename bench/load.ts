@@ -33,7 +33,15 @@ export async function closedLoop(
   concurrency: number,
   windowMs: number,
   message: () => string,
-  o: { stamps?: boolean; watch?: Record<string, () => number>; drainMs?: number; rampMs?: number } = {},
+  o: {
+    stamps?: boolean;
+    watch?: Record<string, () => number>;
+    drainMs?: number;
+    rampMs?: number;
+    /** Called when the window opens and when it closes (e.g. window-probes.ts). */
+    onOpen?: () => void;
+    onClose?: () => void;
+  } = {},
 ): Promise<LoadWindow> {
   const meters: Record<string, () => number> = {
     server: () => target.child.cpuSeconds(),
@@ -52,8 +60,21 @@ export async function closedLoop(
   const start = nowUs() + ramp * 1000;
   const end = start + windowMs * 1000;
   const runs: StreamResult[] = [];
-  const openWindow = setTimeout(() => (cpuStart = read()), ramp);
-  const closeWindow = setTimeout(() => (cpuEnd = read()), ramp + windowMs);
+  let opened = false;
+  const open = () => {
+    if (opened) return;
+    opened = true;
+    cpuStart = read();
+    o.onOpen?.();
+  };
+  const close = () => {
+    if (cpuEnd) return;
+    open();
+    cpuEnd = read();
+    o.onClose?.();
+  };
+  const openWindow = setTimeout(open, ramp);
+  const closeWindow = setTimeout(close, ramp + windowMs);
   // Runs still going when the window closes are read to their end, but not forever.
   const cut = new AbortController();
   setMaxListeners(0, cut.signal); // one listener per stream in flight
@@ -68,7 +89,7 @@ export async function closedLoop(
   clearTimeout(openWindow);
   clearTimeout(closeWindow);
   clearTimeout(stopDraining);
-  cpuEnd ??= read();
+  close();
   agent.destroy();
   const seconds = windowMs / 1000;
   const cutRuns = runs.filter((r) => r.error === "aborted");

@@ -61,7 +61,7 @@ export function markdown(res: Results): string {
     `### tollgate bench (${res.settings.mode}) — ${m.date.slice(0, 10)}`,
     "",
     `${m.cpu}, ${m.cores} cores, ${m.memory_gib} GiB, Node ${m.node}, ${m.os}; run took ${Math.round(res.duration_s)} s.`,
-    `FLOOR = bare Hono SSE relay of ChatOpenAICompletions, TOLLGATE = src/main.ts, PEER = langgraph dev ${m.versions["@langchain/langgraph-api"]} (--n-jobs-per-worker ${res.settings.peerJobs}).`,
+    `FLOOR = bare Hono SSE relay of ChatOpenAICompletions, TOLLGATE = src/main.ts, PEER = langgraph dev ${m.versions["@langchain/langgraph-api"]} (--n-jobs-per-worker ${res.settings.peerJobs}: up to ${res.settings.peerJobs} of its runs at once, the rest queued).`,
     "Ratios are TOLLGATE ÷ FLOOR and TOLLGATE ÷ PEER: below 1 is better for lower-is-better figures (ms, MB, B), above 1 for rates.",
     "",
     "| figure | unit | FLOOR | TOLLGATE | PEER | ÷ FLOOR | ÷ PEER | target |",

@@ -32,7 +32,9 @@ async function main(): Promise<number> {
   log(`mode ${settings.mode}; starting the model, FLOOR, TOLLGATE and PEER`);
 
   const model = await startModel();
-  const [floor, tollgate, peer] = await Promise.all([startFloor(model.url), startTollgate(model.url), startPeer(model.url, settings.peerJobs)]);
+  // loop-lag.mjs in each: the streaming suite reads their event-loop lag in its busiest windows.
+  const flags = { loopLag: true };
+  const [floor, tollgate, peer] = await Promise.all([startFloor(model.url, flags), startTollgate(model.url, flags), startPeer(model.url, settings.peerJobs, flags)]);
   const targets: Record<TargetName, Target> = { floor, tollgate, peer };
   const ctx: BenchContext = {
     settings,

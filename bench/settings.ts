@@ -3,7 +3,11 @@ export interface Settings {
   mode: "quick" | "full";
   /** Run only these suites (streaming, latency, resume, cancel, checkpoints, eventlog, lock, memory, replicas). */
   only?: string[];
-  /** langgraph dev's `--n-jobs-per-worker` (its default is 10). */
+  /**
+   * langgraph dev's `--n-jobs-per-worker` (its own default is 10): by default the most streams
+   * any suite runs at once (full 200, quick 50), so PEER runs every stream at once as FLOOR and
+   * TOLLGATE do instead of queueing them; `--peer-jobs N` sets it.
+   */
   peerJobs: number;
   /** `firstGapMs`: the model's pause after the first token (see directive.ts); `drainMs`: how long runs left at the window's end may finish. */
   streaming: { concurrencies: number[]; tokens: number; firstGapMs: number; rampMs: number; windowMs: number; drainMs: number; reps: number; warmupMs: number };
@@ -22,9 +26,10 @@ export interface Settings {
   replicas: { concurrency: number; tokens: number; firstGapMs: number; warmupMs: number; rampMs: number; windowMs: number; drainMs: number; reps: number; cancels: number };
 }
 
-const full: Settings = {
+type Defaults = Omit<Settings, "peerJobs">;
+
+const full: Defaults = {
   mode: "full",
-  peerJobs: 10,
   streaming: { concurrencies: [1, 50, 200], tokens: 100, firstGapMs: 5, rampMs: 3000, windowMs: 8000, drainMs: 20_000, reps: 2, warmupMs: 3000 },
   paced: { concurrencies: [1, 50], tokens: 50, delayMs: 10, rampMs: 1000, windowMs: 3000, reps: 2 },
   resume: { count: 100 },
@@ -34,11 +39,10 @@ const full: Settings = {
   replicas: { concurrency: 32, tokens: 8, firstGapMs: 5, warmupMs: 3000, rampMs: 2000, windowMs: 8000, drainMs: 10_000, reps: 2, cancels: 200 },
 };
 
-const quick: Settings = {
+const quick: Defaults = {
   mode: "quick",
-  peerJobs: 10,
   streaming: { concurrencies: [1, 50], tokens: 100, firstGapMs: 5, rampMs: 1000, windowMs: 1500, drainMs: 2000, reps: 1, warmupMs: 1000 },
-  paced: { concurrencies: [1], tokens: 20, delayMs: 10, rampMs: 200, windowMs: 1000, reps: 1 },
+  paced: { concurrencies: [1, 50], tokens: 20, delayMs: 10, rampMs: 200, windowMs: 1000, reps: 1 },
   resume: { count: 10 },
   cancel: { count: 20, block: 10 },
   checkpoints: { turns: [10, 30] },
@@ -48,7 +52,9 @@ const quick: Settings = {
 
 /** `--quick`, `--peer-jobs N`, `--only a,b`. */
 export function parseArgs(argv: readonly string[]): Settings {
-  const s: Settings = structuredClone(argv.includes("--quick") ? quick : full);
+  const { mode, ...d } = structuredClone(argv.includes("--quick") ? quick : full);
+  const mostAtOnce = Math.max(...d.streaming.concurrencies, ...d.paced.concurrencies, d.memory.openStreams);
+  const s: Settings = { mode, peerJobs: mostAtOnce, ...d };
   const jobs = argv.indexOf("--peer-jobs");
   if (jobs >= 0) s.peerJobs = Number(argv[jobs + 1]) || s.peerJobs;
   const only = argv.indexOf("--only");

@@ -18,6 +18,8 @@ export interface Target {
   streamRequest(message: string): { path: string; body: string };
   /** The SSE `event:` of a frame that carries one token. */
   tokenEvent: string;
+  /** The server's health endpoint (GET). */
+  healthPath: string;
 }
 
 const MODEL_ENV = (modelUrl: string) => ({ MODEL: "fake", OPENAI_API_KEY: "bench", OPENAI_BASE_URL: `${modelUrl}/v1` });
@@ -36,18 +38,20 @@ export function startModel(): Promise<Child> {
   return startChild({ name: "model", args: tsxArgs("bench/model-server.ts"), ready: listeningLine });
 }
 
-/** How a server is started: extra node flags (e.g. `--cpu-prof`), and the memory suite's GC hook. */
+/** How a server is started: extra node flags (e.g. `--cpu-prof`), the memory suite's GC hook, the streaming suite's event-loop lag. */
 export interface StartFlags {
   nodeFlags?: string[];
   gcOnSignal?: boolean;
+  loopLag?: boolean;
 }
 
 export async function startFloor(modelUrl: string, f: StartFlags = {}): Promise<Target> {
-  const child = await startChild({ name: "floor", args: tsxArgs("bench/floor-server.ts", f.nodeFlags), env: MODEL_ENV(modelUrl), ready: listeningLine, gcOnSignal: f.gcOnSignal });
+  const child = await startChild({ name: "floor", args: tsxArgs("bench/floor-server.ts", f.nodeFlags), env: MODEL_ENV(modelUrl), ready: listeningLine, gcOnSignal: f.gcOnSignal, loopLag: f.loopLag });
   return {
     name: "floor",
     child,
     tokenEvent: "token",
+    healthPath: "/healthz",
     streamRequest: (message) => ({ path: "/stream", body: JSON.stringify({ message }) }),
   };
 }
@@ -61,11 +65,13 @@ export async function startTollgate(modelUrl: string, f: StartFlags = {}): Promi
     env: { ...MODEL_ENV(modelUrl), PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir },
     ready: listeningLine,
     gcOnSignal: f.gcOnSignal,
+    loopLag: f.loopLag,
   });
   return {
     name: "tollgate",
     child,
     tokenEvent: "token",
+    healthPath: "/healthz",
     streamRequest: (message) => ({ path: `/threads/${randomUUID()}/runs`, body: JSON.stringify({ message }) }),
   };
 }
@@ -102,6 +108,7 @@ export async function startPeer(modelUrl: string, jobs: number, f: StartFlags = 
     },
     timeoutMs: 90_000,
     gcOnSignal: f.gcOnSignal,
+    loopLag: f.loopLag,
     ready: async () => {
       try {
         return (await fetch(`${url}/ok`, { signal: AbortSignal.timeout(1000) })).ok ? url : null;
@@ -114,6 +121,7 @@ export async function startPeer(modelUrl: string, jobs: number, f: StartFlags = 
     name: "peer",
     child,
     tokenEvent: "custom",
+    healthPath: "/ok",
     streamRequest: (message) => ({
       path: `/threads/${randomUUID()}/runs/stream`,
       body: JSON.stringify({

@@ -180,6 +180,7 @@ function spread(replicas: Child[]): Target {
     name: "tollgate",
     child,
     tokenEvent: "token",
+    healthPath: "/healthz",
     streamRequest: (message) => ({
       path: `${replicas[next++ % replicas.length]!.url}/threads/${crypto.randomUUID()}/runs`,
       body: JSON.stringify({ message }),
