@@ -37,7 +37,10 @@ export async function executeRun(
       // A round is at most agent → tools → call_tool: let MAX_ROUNDS, not LangGraph's default
       // step limit (25), end a long run.
       recursionLimit: 3 * ctx.settings.maxRounds + 5,
-      durability: ctx.store.durability,
+      // Checkpoints only when the run ends (done, interrupt, error or cancel): none stands between
+      // the user's message and the model request. The run row keeps the message meanwhile, and
+      // a run that dies before its end is settled from the ledger and that row (see run-input.ts).
+      durability: "exit",
     });
     const end: GraphEnd = { values: undefined, interrupted: false };
     for await (const body of adaptGraphStream(watchEnd(stream as AsyncIterable<GraphChunk>, end), ctx.registry)) {

@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { HumanMessage } from "@langchain/core/messages";
 import type { AgentUpdate } from "../../graphs/state.js";
 import { AppError, CANCEL_REASONS, threadNotFound, type CancelReason } from "../protocol/index.js";
 import type { Principal } from "../auth/index.js";
@@ -10,6 +9,7 @@ import { closeInterrupt } from "./interrupt-closer.js";
 import { RunCancelled } from "./run-abort.js";
 import type { ActiveRun, RunContext } from "./run-context.js";
 import { executeRun } from "./run-executor.js";
+import { encodeRunInput, inputMessage, type RunInput } from "./run-input.js";
 import { RunLog } from "./run-log.js";
 import { openGate, type ResumeDecision } from "./resume-gate.js";
 import { cancelRemoteRun, followStoredRun } from "./remote-run.js";
@@ -49,7 +49,10 @@ export class RunService {
   async startMessage(p: Principal, threadId: string, message: string, onDisconnect: "cancel" | "continue" = "cancel"): Promise<ActiveRun> {
     this.refuseIfClosing();
     const runId = randomUUID();
+    // An id of its own, so a repair can move or replace it like any other stored message.
+    const userMessage: RunInput = { id: randomUUID(), content: message };
     // One transaction (one commit) for everything a run's start writes; a throw rolls it all back.
+    // The run row keeps the message: it is durable before the model is called.
     const claim = () =>
       this.ctx.store.transaction(async (tx) => {
         const thread = await tx.threads.ensure(threadId, p.sub);
@@ -58,10 +61,9 @@ export class RunService {
         this.admission.admit(p.sub);
         await tx.threads.claimIdle(threadId, runId);
         await tx.threads.setTitle(threadId, message.replace(/\s+/g, " ").trim().slice(0, TITLE_CHARS));
-        await tx.runs.start(runId, threadId, "message");
+        await tx.runs.start(runId, threadId, "message", encodeRunInput(userMessage));
       });
-    // An id of its own, so a repair can move or replace it like any other stored message.
-    const input: AgentUpdate = { messages: [new HumanMessage({ id: randomUUID(), content: message })], rounds: 0, closed: false };
+    const input: AgentUpdate = { messages: [inputMessage(userMessage)], rounds: 0, closed: false };
     return this.begin(threadId, runId, claim, undefined, (_, controller) => this.launch(controller, threadId, runId, p.sub, onDisconnect, input, {}));
   }
 

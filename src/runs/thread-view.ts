@@ -4,14 +4,19 @@ import { outcomeOf } from "../../graphs/tool-messages.js";
 import { AppError, threadNotFound, type ThreadMessage, type ThreadView } from "../protocol/index.js";
 import { interruptPayload } from "../store/index.js";
 import type { RunContext } from "./run-context.js";
+import { holdsInput, inputMessage, runInputOf } from "./run-input.js";
 
 /** `GET /threads/:id`: status from the thread record, messages from the checkpoint, never from memory. */
 export async function readThreadView(ctx: RunContext, threadId: string): Promise<ThreadView> {
   const t = await ctx.store.threads.get(threadId);
   if (!t) throw threadNotFound(threadId);
   const state = await ctx.graph.getState({ configurable: { thread_id: threadId } });
+  const stored = (state.values as Partial<AgentStateType>).messages ?? [];
+  // A run in flight has its checkpoint saved only at its end: its user message is in its run row.
+  const input = t.status === "running" && t.latest_run_id ? runInputOf(await ctx.store.runs.get(t.latest_run_id)) : undefined;
+  const history = input && !holdsInput(stored, input) ? [...stored, inputMessage(input)] : stored;
   // Real values in the checkpoint; masked and scrubbed on their way out.
-  const messages = ((state.values as Partial<AgentStateType>).messages ?? []).flatMap(toWire).map((m) => ctx.redactor.message(m));
+  const messages = history.flatMap(toWire).map((m) => ctx.redactor.message(m));
   const open = t.status === "waiting_human" && t.open_interrupt_id ? await ctx.store.interrupts.get(t.open_interrupt_id) : undefined;
   return {
     thread_id: t.thread_id,

@@ -120,6 +120,8 @@ export interface RunRow {
   thread_id: string;
   ended_at: number | null;
   outcome: string | null;
+  /** A message run's user message (`RunInput` as JSON), kept with the claim: checkpoints come only at the run's end. */
+  input: string | null;
 }
 
 /**
@@ -127,7 +129,8 @@ export interface RunRow {
  * notice with the run id on the store's bus once committed, so followers elsewhere read it.
  */
 export interface RunStore {
-  start(runId: string, threadId: string, kind: RunKind): Promise<void>;
+  /** `input`: a message run's user message as JSON, written in the same commit as the claim. */
+  start(runId: string, threadId: string, kind: RunKind, input?: string): Promise<void>;
   /** Closes the run's row; false when it was already closed (another settled it). */
   end(runId: string, outcome: string): Promise<boolean>;
   get(runId: string): Promise<RunRow | undefined>;
@@ -224,12 +227,6 @@ export interface StoreOps {
 
 export interface Store extends StoreOps {
   readonly kind: "sqlite" | "postgres";
-  /**
-   * How the graph saves its checkpoints: `async` (while the next step runs) where a write lands
-   * at once (SQLite's driver is synchronous), `sync` (before the next step) where it crosses the
-   * network: else a crash in the first milliseconds of a run loses the user's message.
-   */
-  readonly durability: "async" | "sync";
   ledger: LedgerStore;
   checkpointer: BaseCheckpointSaver;
   replicas: ReplicaStore;

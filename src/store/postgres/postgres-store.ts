@@ -54,7 +54,6 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
     const openBus = bus;
     return {
       kind: "postgres",
-      durability: "sync",
       pool,
       ...opsOn(pool),
       ledger: new PgLedger(pool, replicas.id),

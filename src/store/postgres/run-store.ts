@@ -11,12 +11,13 @@ import { encodeNotice, pgChannel } from "./replica-bus.js";
 export class PgRunStore implements RunStore {
   constructor(private readonly q: Queryable) {}
 
-  async start(runId: string, threadId: string, kind: RunKind): Promise<void> {
-    await this.q.query("INSERT INTO runs (run_id, thread_id, kind, started_at) VALUES ($1, $2, $3, $4)", [
+  async start(runId: string, threadId: string, kind: RunKind, input?: string): Promise<void> {
+    await this.q.query("INSERT INTO runs (run_id, thread_id, kind, started_at, input) VALUES ($1, $2, $3, $4, $5)", [
       runId,
       threadId,
       kind,
       Date.now(),
+      input ?? null,
     ]);
   }
 
@@ -30,7 +31,7 @@ export class PgRunStore implements RunStore {
   }
 
   async get(runId: string): Promise<RunRow | undefined> {
-    const { rows } = await this.q.query<RunRow>("SELECT run_id, thread_id, ended_at, outcome FROM runs WHERE run_id = $1", [runId]);
+    const { rows } = await this.q.query<RunRow>("SELECT run_id, thread_id, ended_at, outcome, input FROM runs WHERE run_id = $1", [runId]);
     return rows[0];
   }
 

@@ -44,7 +44,9 @@ CREATE TABLE IF NOT EXISTS runs (
   kind TEXT NOT NULL,
   started_at BIGINT NOT NULL,
   ended_at BIGINT,
-  outcome TEXT
+  outcome TEXT,
+  -- a message run's user message (JSON): the graph checkpoints only at the run's end
+  input TEXT
 );
 CREATE INDEX IF NOT EXISTS runs_thread ON runs(thread_id, started_at);
 
@@ -138,13 +140,16 @@ CREATE TABLE IF NOT EXISTS replicas (
   replica_id TEXT PRIMARY KEY,
   lease_expires_at BIGINT NOT NULL
 );
+
+-- version 2
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS input TEXT;
 `;
 
 /** The advisory lock key that serialises migrations (any constant; ASCII "tgsc"). */
 export const MIGRATION_LOCK_KEY = 0x74677363;
 
 /** Bumped with every change to `PG_SCHEMA`; kept in tollgate_meta once applied. */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 const VERSION_KEY = "schema_version";
 
 /**

@@ -13,9 +13,9 @@ export class SqliteRunStore implements RunStore {
   ) {
     const { db } = conn;
     this.q = {
-      start: db.prepare("INSERT INTO runs (run_id, thread_id, kind, started_at) VALUES (?, ?, ?, ?)"),
+      start: db.prepare("INSERT INTO runs (run_id, thread_id, kind, started_at, input) VALUES (?, ?, ?, ?, ?)"),
       end: db.prepare("UPDATE runs SET ended_at = ?, outcome = ? WHERE run_id = ? AND ended_at IS NULL"),
-      get: db.prepare<[string], RunRow>("SELECT run_id, thread_id, ended_at, outcome FROM runs WHERE run_id = ?"),
+      get: db.prepare<[string], RunRow>("SELECT run_id, thread_id, ended_at, outcome, input FROM runs WHERE run_id = ?"),
       insert: db.prepare(
         // A flush retried after a failed write carries the same first events, maybe with later ones
         // merged in: the longer row wins, so nothing is written twice or lost.
@@ -47,8 +47,8 @@ export class SqliteRunStore implements RunStore {
     });
   }
 
-  async start(runId: string, threadId: string, kind: RunKind): Promise<void> {
-    await this.conn.lock.gate(() => this.q.start.run(runId, threadId, kind, Date.now()));
+  async start(runId: string, threadId: string, kind: RunKind, input?: string): Promise<void> {
+    await this.conn.lock.gate(() => this.q.start.run(runId, threadId, kind, Date.now(), input ?? null));
   }
 
   end(runId: string, outcome: string): Promise<boolean> {

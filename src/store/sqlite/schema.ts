@@ -27,7 +27,9 @@ CREATE TABLE IF NOT EXISTS runs (
   kind TEXT NOT NULL,
   started_at INTEGER NOT NULL,
   ended_at INTEGER,
-  outcome TEXT
+  outcome TEXT,
+  -- a message run's user message (JSON): the graph checkpoints only at the run's end
+  input TEXT
 );
 CREATE INDEX IF NOT EXISTS runs_thread ON runs(thread_id, started_at);
 
@@ -109,6 +111,7 @@ export const ADDED_COLUMNS: ReadonlyArray<{ table: string; column: string; defin
   { table: "interrupts", column: "requester", definition: "TEXT" },
   // the replica holding a 'running' thread (SQLite: this process; PostgreSQL: one of many)
   { table: "threads", column: "replica_id", definition: "TEXT" },
+  { table: "runs", column: "input", definition: "TEXT" },
 ];
 
 export const LATE_INDEXES = `

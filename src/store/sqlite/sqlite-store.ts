@@ -42,7 +42,6 @@ export async function openSqliteStore(dataDir: string): Promise<SqliteStore> {
   };
   return {
     kind: "sqlite",
-    durability: "async",
     db,
     gate: (work) => conn.lock.gate(work),
     ...ops,

@@ -480,8 +480,9 @@ describe.each([sqlite, postgres])("the $name store", (backend) => {
 
       it("end closes a run once: the second settler learns it lost", async () => {
         const [t, r] = [id("t"), id("r")];
-        await s.runs.start(r, t, "message");
-        expect(await s.runs.get(r)).toEqual({ run_id: r, thread_id: t, ended_at: null, outcome: null });
+        await s.runs.start(r, t, "message", '{"id":"m1","content":"hello"}');
+        // The user's message is kept with the run: checkpoints come only at its end.
+        expect(await s.runs.get(r)).toEqual({ run_id: r, thread_id: t, ended_at: null, outcome: null, input: '{"id":"m1","content":"hello"}' });
         expect(await s.runs.end(r, "completed")).toBe(true);
         expect(await s.runs.end(r, "error")).toBe(false);
         const row = (await s.runs.get(r))!;
