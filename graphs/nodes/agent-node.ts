@@ -11,6 +11,7 @@ import type { AgentStateType, AgentUpdate } from "../state.js";
 import { closingOutcomes, UNPARSABLE_KEY } from "../tool-messages.js";
 import { ChunkAccumulator } from "./chunk-accumulator.js";
 import { type ModelTimeouts, ModelDeadline } from "./model-deadline.js";
+import { turnOverBudget } from "./turn-budget.js";
 
 /** What the agent node sends on the graph's `custom` stream for each piece of assistant text. */
 export interface TokenChunk {
@@ -62,6 +63,8 @@ export function createAgentNode(opts: {
         deadline.observe(chunk);
         const text = acc.add(chunk);
         if (text) emit(text);
+        const pause = turnOverBudget(); // a burst from the model must not hold everyone else up
+        if (pause) await pause;
       }
       full = acc.result();
       // ChatOpenAI ends its stream quietly on abort: a half answer must not pass as a whole one.
