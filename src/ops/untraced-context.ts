@@ -20,7 +20,9 @@ let installed = false;
  * Process-wide and only for a process that never traces: call it when LangSmith tracing is off.
  * A call that brings its own LangChain tracer, or asks for no root run tree, takes the original
  * path. What differs: code that reads the store expecting a RunTree (`traceable` nested in a
- * runnable) sees none, which with tracing off it would only have used to do nothing.
+ * runnable) sees none, which with tracing off it would only have used to do nothing; and
+ * `setContextVariable` called inside a runnable keeps the config only in a RunTree, so a node that
+ * sets one loses `getConfig()` for the rest of its body (tollgate's nodes set none).
  */
 export function skipIdleRunTrees(): void {
   if (installed) return;

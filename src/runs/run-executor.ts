@@ -22,7 +22,11 @@ export async function executeRun(
     const tokenSink: TokenSink = (text) => {
       if (!run.log.isEnded) run.log.append({ type: "token", text });
     };
-    const stream = await ctx.graph.stream(input, {
+    // The graph's own iterator, not `graph.stream`: that one races the abort and lets go at once,
+    // while the graph winds down and saves what the run did (`durability: "exit"`) afterwards; a
+    // closer reading the thread meanwhile answered calls the save then answered again (two answers
+    // to one call, in the wrong order). Here the loop ends when the graph has, its save included.
+    const stream = ctx.graph._streamIterator(input, {
       configurable: {
         ...configurable,
         thread_id: run.threadId,

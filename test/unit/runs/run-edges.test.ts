@@ -77,6 +77,70 @@ describe("a tool that ignores the abort", () => {
     const row = ledgerRow();
     expect(row.status).toBe("settled");
     expect(JSON.parse(row.outcome)).toEqual({ status: "ok", output: "paid bob" });
+    // The cancel answered once the run had ended, its graph included: what the run saved when it
+    // stopped came before the closer's answer, not after it (two answers to one call, in the
+    // wrong order, would break the history).
+    const view = (await (await t.app.request("/threads/s")).json()) as { messages: Array<{ role: string; tool_call_id?: string; status?: string }> };
+    const answers = view.messages.filter((m) => m.role === "tool" && m.tool_call_id === "c1");
+    expect(answers).toHaveLength(1);
+    expect(view.messages.at(-1)).toMatchObject({ role: "tool", tool_call_id: "c1" });
+  });
+});
+
+describe("a cancel after an approved call ran", () => {
+  it("closes the run on what it saved when it stopped: the call answered once, by its real result", async () => {
+    let modelCalls = 0;
+    let waiting!: () => void;
+    const continuing = new Promise<void>((r) => (waiting = r));
+    /** Asks for `pay`, then (once the result is in) never answers until the run is cancelled. */
+    class AsksThenHangs extends Scripted {
+      override async _generate(messages: BaseMessage[], options?: this["ParsedCallOptions"]) {
+        modelCalls++;
+        if (!ToolMessage.isInstance(messages.at(-1))) return super._generate(messages);
+        waiting();
+        return new Promise<never>((_, reject) => options?.signal?.addEventListener("abort", () => reject(options.signal!.reason), { once: true }));
+      }
+    }
+    const paid: string[] = [];
+    const pay = defineTool(
+      tool(async ({ to }) => (paid.push(to), `paid ${to}`), { name: "pay", description: "pay", schema: z.object({ to: z.string() }) }),
+      { kind: "irreversible" },
+    );
+    const t = await open(new AsksThenHangs(callOnce("pay", { to: "bob" })), [pay]);
+    // A slow disk: the checkpoint a stopped run saves lands well after the abort.
+    const saver = t.store.checkpointer;
+    const [put, putWrites] = [saver.put.bind(saver), saver.putWrites.bind(saver)];
+    const slow = () => new Promise((r) => setTimeout(r, 50));
+    saver.put = async (...args) => (await slow(), put(...args));
+    saver.putWrites = async (...args) => (await slow(), putWrites(...args));
+    await (await post(t, "/threads/h/runs", { message: "pay bob" })).text();
+    const p = await pending(t, "h");
+    const resumed = post(t, "/threads/h/resume", { interrupt_id: p.interrupt_id, decisions: [{ call_id: "c1", approved: true }] });
+    await continuing;
+    const cancel = await post(t, "/threads/h/cancel", undefined, "application/json");
+    expect(await cancel.json()).toMatchObject({ cancelled: true, status: "idle" });
+    expect(await (await resumed).text()).toContain("event: cancelled");
+    expect(paid).toEqual(["bob"]);
+    expect(modelCalls).toBe(2);
+    const view = (await (await t.app.request("/threads/h")).json()) as { messages: Array<{ role: string; tool_call_id?: string; content: string }> };
+    expect(view.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool"]);
+    expect(view.messages[2]).toMatchObject({ tool_call_id: "c1", content: "paid bob" });
+  });
+});
+
+describe("a message cancelled before its graph began", () => {
+  it("is kept in the history, once: the run row has it, though the graph never saved", async () => {
+    const t = await open(new Scripted(() => new AIMessage("hi")), []);
+    await (await post(t, "/threads/early/runs", { message: "first" })).text();
+    // The cancel lands while the claim is on its way: the run ends as soon as it begins.
+    const starting = t.runs.startMessage(ANONYMOUS, "early", "second");
+    const cancel = await t.runs.cancel(ANONYMOUS, "early");
+    const run = await starting;
+    await run.done;
+    expect(run.outcome).toBe("cancelled");
+    expect(cancel).toMatchObject({ cancelled: true, status: "idle" });
+    const view = (await (await t.app.request("/threads/early")).json()) as { messages: Array<{ role: string; content: string }> };
+    expect(view.messages.map((m) => `${m.role}:${m.content}`)).toEqual(["user:first", "assistant:hi", "user:second"]);
   });
 });
 
