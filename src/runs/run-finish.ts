@@ -8,7 +8,7 @@ import { interruptPayload, type InterruptRecord, isStorageFault, type StoreOps }
 import { hashArgs, type ToolOutcome } from "../tools/index.js";
 import { toolResultEvent } from "./adapter.js";
 import { closePendingCalls } from "./pending-calls.js";
-import { restoreRunInput, runInputOf } from "./run-input.js";
+import { runInputOf } from "./run-input.js";
 import { cancelReasonOf } from "./run-abort.js";
 import type { ActiveRun, RunContext } from "./run-context.js";
 
@@ -170,12 +170,11 @@ async function closeCalls(ctx: RunContext, run: ActiveRun, fallback: ToolOutcome
   if (!(t?.status === "running" && t.holder_id === run.runId && t.replica_id === ctx.store.replicas.id)) {
     throw new ThreadLost(`run ${run.runId} no longer holds thread ${run.threadId}`);
   }
-  const messages = await closePendingCalls(ctx.graph, ctx.store.ledger, run.threadId, fallback);
-  for (const m of messages) run.log.append(toolResultEvent(m));
   // A message run whose graph never saved (stopped before it began, or its save refused) keeps
   // the user's message all the same: it is in the run row.
   const input = runInputOf(await ctx.store.runs.get(run.runId));
-  if (input) await restoreRunInput(ctx.graph, run.threadId, input);
+  const messages = await closePendingCalls(ctx.graph, ctx.store.ledger, run.threadId, fallback, input);
+  for (const m of messages) run.log.append(toolResultEvent(m));
 }
 
 /** Stops cancels from reaching a run that is about to hand the thread back. */

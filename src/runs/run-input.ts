@@ -1,6 +1,4 @@
 import { HumanMessage } from "@langchain/core/messages";
-import type { AgentGraph } from "../../graphs/agent.js";
-import type { AgentStateType } from "../../graphs/state.js";
 import type { RunRow } from "../store/index.js";
 
 /**
@@ -8,7 +6,7 @@ import type { RunRow } from "../store/index.js";
  * when a run ends (`durability: "exit"`: no checkpoint write stands between the user's message and
  * the model request), so the run row, written in the claim's commit, is what makes the message
  * durable before the model is called. A run that never reaches its end (kill -9, a replica cut
- * off) has its message put back into the history by whoever settles it.
+ * off) has its message put back into the history by whoever closes it (`closePendingCalls`).
  */
 export interface RunInput {
   id: string;
@@ -28,17 +26,4 @@ export const inputMessage = (input: RunInput): HumanMessage => new HumanMessage(
 /** Whether the messages hold the run's user message (by id: a history repair may move it). */
 export function holdsInput(messages: readonly { id?: string }[] | undefined, input: RunInput): boolean {
   return (messages ?? []).some((m) => m.id === input.id);
-}
-
-/**
- * Puts the run's user message at the end of the thread's history if the checkpoint lacks it (the
- * run died before its end was saved), so the next run's model sees the question that went
- * unanswered. Ends the graph there, as the closers do. Returns whether it wrote.
- */
-export async function restoreRunInput(graph: AgentGraph, threadId: string, input: RunInput): Promise<boolean> {
-  const config = { configurable: { thread_id: threadId } };
-  const state = await graph.getState(config);
-  if (holdsInput((state.values as Partial<AgentStateType>).messages, input)) return false;
-  await graph.updateState(config, { messages: [inputMessage(input)], closed: true }, "tools");
-  return true;
 }

@@ -8,7 +8,7 @@ import { MAX_UNFLUSHED } from "./event-persister.js";
 import { closerTarget, closingOutcome } from "./interrupt-closer.js";
 import { closePendingCalls } from "./pending-calls.js";
 import type { RunContext } from "./run-context.js";
-import { restoreRunInput, runInputOf } from "./run-input.js";
+import { runInputOf } from "./run-input.js";
 
 /**
  * A thread whose holder (a run, or a closer of an interrupt) stopped without handing it back:
@@ -184,10 +184,9 @@ async function settleState(ctx: RunContext, o: Orphan): Promise<void> {
     return;
   }
   // What the next run will load, settled from the ledger; a step whose checkpoint never came is committed.
-  const closed = holds ? await closePendingCalls(ctx.graph, store.ledger, o.threadId, o.fallback) : [];
   // A message run that died before its end was saved: its user message is only in its run row.
   const input = holds && runId ? runInputOf(await store.runs.get(runId)) : undefined;
-  if (input) await restoreRunInput(ctx.graph, o.threadId, input);
+  const closed = holds ? await closePendingCalls(ctx.graph, store.ledger, o.threadId, o.fallback, input) : [];
   const closer = closerTarget(o.holderId);
   await store.transaction(async (tx) => {
     if (holds) await tx.threads.release(o.threadId, o.holderId, "idle", closer ?? "error");

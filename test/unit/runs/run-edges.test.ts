@@ -39,6 +39,16 @@ async function pending(t: Tollgate, thread: string) {
   return ((await (await t.app.request(`/threads/${thread}`)).json()) as { pending: { interrupt_id: string } }).pending;
 }
 
+/** Brings `thread` to the gate on "pay bob", approves call c1, and cancels once `reached`: the cancel's answer and the resumed run's stream. */
+async function approveThenCancel(t: Tollgate, thread: string, reached: Promise<void>) {
+  await (await post(t, `/threads/${thread}/runs`, { message: "pay bob" })).text();
+  const p = await pending(t, thread);
+  const resumed = post(t, `/threads/${thread}/resume`, { interrupt_id: p.interrupt_id, decisions: [{ call_id: "c1", approved: true }] });
+  await reached;
+  const cancel = await (await post(t, `/threads/${thread}/cancel`, undefined, "application/json")).json();
+  return { cancel, stream: await (await resumed).text() };
+}
+
 describe("a tool that ignores the abort", () => {
   it("is reported as outcome unknown, and the ledger records what it really did", async () => {
     const effects: string[] = [];
@@ -60,13 +70,8 @@ describe("a tool that ignores the abort", () => {
       { kind: "irreversible" },
     );
     const t = await open(new Scripted(callOnce("pay", { to: "bob" })), [stubborn]);
-    await (await post(t, "/threads/s/runs", { message: "pay bob" })).text();
-    const p = await pending(t, "s");
-    const resumed = post(t, "/threads/s/resume", { interrupt_id: p.interrupt_id, decisions: [{ call_id: "c1", approved: true }] });
-    await running;
-    const cancel = await post(t, "/threads/s/cancel", undefined, "application/json");
-    expect(await cancel.json()).toMatchObject({ cancelled: true, status: "idle" });
-    const stream = await (await resumed).text();
+    const { cancel, stream } = await approveThenCancel(t, "s", running);
+    expect(cancel).toMatchObject({ cancelled: true, status: "idle" });
     expect(stream).toContain('"status":"error","error":"outcome unknown"');
     expect(stream).toContain("event: cancelled");
     await finished;
@@ -113,13 +118,9 @@ describe("a cancel after an approved call ran", () => {
     const slow = () => new Promise((r) => setTimeout(r, 50));
     saver.put = async (...args) => (await slow(), put(...args));
     saver.putWrites = async (...args) => (await slow(), putWrites(...args));
-    await (await post(t, "/threads/h/runs", { message: "pay bob" })).text();
-    const p = await pending(t, "h");
-    const resumed = post(t, "/threads/h/resume", { interrupt_id: p.interrupt_id, decisions: [{ call_id: "c1", approved: true }] });
-    await continuing;
-    const cancel = await post(t, "/threads/h/cancel", undefined, "application/json");
-    expect(await cancel.json()).toMatchObject({ cancelled: true, status: "idle" });
-    expect(await (await resumed).text()).toContain("event: cancelled");
+    const { cancel, stream } = await approveThenCancel(t, "h", continuing);
+    expect(cancel).toMatchObject({ cancelled: true, status: "idle" });
+    expect(stream).toContain("event: cancelled");
     expect(paid).toEqual(["bob"]);
     expect(modelCalls).toBe(2);
     const view = (await (await t.app.request("/threads/h")).json()) as { messages: Array<{ role: string; tool_call_id?: string; content: string }> };
