@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ANONYMOUS, type AuthSettings, type Principal, ROLES } from "./auth/index.js";
+import { formatIssues } from "./protocol/index.js";
 
 /** A configuration the server must not start with; `main` prints its one-line message and exits 2. */
 export class ConfigError extends Error {
@@ -139,8 +140,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   const parsed = envSchema.safeParse(cleaned);
   if (!parsed.success) {
     // Only the variable's name: a path into AUTH_TOKENS would be a token, which must not be printed.
-    const lines = parsed.error.issues.map((i) => `${String(i.path[0] ?? "environment")}: ${i.message}`);
-    throw new ConfigError(`invalid configuration: ${lines.join("; ")}`);
+    const reason = formatIssues(parsed.error.issues, { firstSegmentOnly: true, root: "environment" });
+    throw new ConfigError(`invalid configuration: ${reason}`);
   }
   const e = parsed.data;
   const tokens = e.AUTH_TOKENS ? new Map<string, Principal>(Object.entries(e.AUTH_TOKENS)) : undefined;

@@ -1,4 +1,4 @@
-import { protocolEventSchema, type ProtocolEvent } from "../protocol/index.js";
+import { formatIssues, protocolEventSchema, type ProtocolEvent } from "../protocol/index.js";
 import { protocolError } from "./errors.js";
 import type { SseMessage } from "./sse-reader.js";
 
@@ -20,7 +20,7 @@ export function parseEvent(message: SseMessage): ProtocolEvent {
   // framed, and what a browser EventSource would dispatch on.
   const result = protocolEventSchema.safeParse({ ...data, type: message.event });
   if (!result.success) {
-    const issues = result.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ");
+    const issues = formatIssues(result.error.issues, { root: "(root)" });
     throw protocolError(`event ${message.id ?? "(no id)"} (${message.event ?? "no type"}) is invalid: ${issues}`);
   }
   return result.data;

@@ -2,3 +2,4 @@ export * from "./events.js";
 export * from "./errors.js";
 export * from "./sse.js";
 export * from "./resources.js";
+export * from "./zod-issues.js";

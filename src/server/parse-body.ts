@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import type { z } from "zod";
-import { AppError } from "../protocol/index.js";
+import { AppError, formatIssues } from "../protocol/index.js";
 
 /**
  * JSON nested deeper than this is refused before anything walks it (hashing, storing, logging):
@@ -37,11 +37,7 @@ export async function parseBody<T extends z.ZodType>(c: Context, schema: T, opti
   if (depthOver(raw, MAX_JSON_DEPTH)) throw new AppError("invalid_request", `Body is nested deeper than ${MAX_JSON_DEPTH} levels`);
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
-    const reason = parsed.error.issues
-      .slice(0, 3)
-      .map((i) => (i.path.length ? `${i.path.map((p) => clip(String(p))).join(".")}: ${i.message}` : i.message))
-      .join("; ");
-    throw new AppError("invalid_request", reason);
+    throw new AppError("invalid_request", formatIssues(parsed.error.issues, { max: 3, clip: ECHO_CHARS }));
   }
   return parsed.data;
 }
@@ -57,5 +53,3 @@ export function depthOver(value: unknown, max: number): boolean {
   }
   return false;
 }
-
-const clip = (s: string) => (s.length > ECHO_CHARS ? `${s.slice(0, ECHO_CHARS)}…` : s);

@@ -1,5 +1,5 @@
 import { interopSafeParseAsync } from "@langchain/core/utils/types";
-import type { ToolStatus } from "../protocol/index.js";
+import { formatIssues, type IssueLike, type ToolStatus } from "../protocol/index.js";
 import { ABORT_SIGNAL_KEY } from "./tollgate-tool.js";
 import type { ToolRegistry } from "./tool-registry.js";
 
@@ -88,9 +88,9 @@ export async function validateArgs(registry: ToolRegistry, call: ToolCallRequest
   if (!entry) return `Tool '${call.name}' not found`;
   const parsed = await interopSafeParseAsync(entry.tool.schema as never, call.args);
   if (parsed.success) return null;
-  const issues = (parsed.error as { issues?: Array<{ path: PropertyKey[]; message: string }> }).issues;
+  const issues = (parsed.error as { issues?: IssueLike[] }).issues;
   if (!issues) return String(parsed.error);
-  return issues.map((i) => (i.path.length ? `${i.path.map(String).join(".")}: ${i.message}` : i.message)).join("; ");
+  return formatIssues(issues);
 }
 
 function stringifyOutput(result: unknown): string {
