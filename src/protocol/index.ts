@@ -3,3 +3,4 @@ export * from "./errors.js";
 export * from "./sse.js";
 export * from "./resources.js";
 export * from "./zod-issues.js";
+export * from "./resource-schemas.js";

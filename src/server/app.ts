@@ -7,6 +7,7 @@ import { hostGuard, jsonBodies, originGuard } from "./edge-guard.js";
 import { identityRoutes } from "./identity-routes.js";
 import { BodyAborted } from "./parse-body.js";
 import { authenticate } from "./principal-context.js";
+import { openApiRoutes } from "./openapi.js";
 import { runsRoutes } from "./runs-routes.js";
 import { threadsRoutes } from "./threads-routes.js";
 import { webPageRoutes } from "./web-page.js";
@@ -29,8 +30,9 @@ export function createApp(deps: AppDeps): Hono {
   // The contract's order: invalid_host → forbidden_origin (and CORS) → 401 → 415 → 400 (body).
   app.use(hostGuard(deps.edge.allowedHosts));
   for (const guard of originGuard(deps.edge.corsOrigins)) app.use(guard);
-  // The page needs no token: it asks for one when the API answers 401.
+  // The page and the API's description need no token: the page asks for one when the API answers 401.
   app.route("/", webPageRoutes(deps.webDir));
+  app.route("/", openApiRoutes());
   // Everything below needs a principal; with auth off, everyone is `anonymous`. Before the body
   // limit, so an unauthenticated client learns nothing from how its body is judged.
   app.use(authenticate(deps.auth));

@@ -16,6 +16,12 @@ export const createThreadBody = z.object({
     .optional(),
 });
 
+/** `GET /threads?limit=&cursor=`. */
+export const listThreadsQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.string().min(1).max(1024).optional(),
+});
+
 const onDisconnect = z.enum(["cancel", "continue"]).optional();
 
 export const runBody = z.object({

@@ -1,16 +1,10 @@
 import { Hono } from "hono";
-import { z } from "zod";
 import { AppError } from "../protocol/index.js";
 import type { AppDeps } from "./app-deps.js";
 import { parseBody } from "./parse-body.js";
 import { principalOf } from "./principal-context.js";
-import { createThreadBody } from "./schemas.js";
+import { createThreadBody, listThreadsQuery } from "./schemas.js";
 import { threadParam } from "./thread-param.js";
-
-const listQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-  cursor: z.string().min(1).max(1024).optional(),
-});
 
 /** `POST /threads`, `GET /threads`, `GET /threads/:thread_id`, `GET /threads/:thread_id/audit`. */
 export function threadsRoutes(deps: AppDeps): Hono {
@@ -22,7 +16,7 @@ export function threadsRoutes(deps: AppDeps): Hono {
   });
 
   app.get("/", async (c) => {
-    const q = listQuery.safeParse({ limit: c.req.query("limit"), cursor: c.req.query("cursor") });
+    const q = listThreadsQuery.safeParse({ limit: c.req.query("limit"), cursor: c.req.query("cursor") });
     if (!q.success) throw new AppError("invalid_request", "limit must be an integer from 1 to 200; cursor as given by the last page");
     return c.json(await deps.threads.list(principalOf(c), q.data.limit, q.data.cursor));
   });

@@ -1,0 +1,107 @@
+import { z } from "zod";
+import { ERROR_STATUS, type ErrorBody, type ErrorCode } from "./errors.js";
+import { interruptPayloadSchema, pendingCallSchema, TOOL_STATUSES } from "./events.js";
+import {
+  AUDIT_DECISIONS,
+  type ApprovalList,
+  type AuditTrail,
+  type Me,
+  type ThreadList,
+  type ThreadView,
+} from "./resources.js";
+
+/**
+ * The response bodies of the API as zod schemas, for the OpenAPI document and for anyone who wants
+ * to check a response. The interfaces in resources.ts stay the types the code uses; the
+ * assertions at the bottom fail to compile when a schema and its interface drift apart.
+ */
+
+export const errorBodySchema = z.object({
+  error: z.object({
+    code: z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]),
+    message: z.string(),
+  }),
+});
+
+export const threadStatusSchema = z.enum(["idle", "running", "waiting_human"]);
+export const lastOutcomeSchema = z.enum(["completed", "max_rounds", "cancelled", "error", "expired"]).nullable();
+
+export const createdThreadSchema = z.object({ thread_id: z.string(), status: z.literal("idle") });
+
+export const threadMessageSchema = z.object({
+  role: z.enum(["user", "assistant", "tool"]),
+  content: z.string(),
+  tool_calls: z.array(z.object({ id: z.string(), name: z.string(), args: z.record(z.string(), z.unknown()) })).optional(),
+  tool_call_id: z.string().optional(),
+  name: z.string().optional(),
+  status: z.enum(TOOL_STATUSES).optional(),
+  edited: z.boolean().optional(),
+});
+
+export const threadViewSchema = z.object({
+  thread_id: z.string(),
+  status: threadStatusSchema,
+  last_outcome: lastOutcomeSchema,
+  owner: z.string(),
+  messages: z.array(threadMessageSchema),
+  pending: interruptPayloadSchema.nullable(),
+});
+
+export const threadSummarySchema = z.object({
+  thread_id: z.string(),
+  status: threadStatusSchema,
+  last_outcome: lastOutcomeSchema,
+  created_at: z.iso.datetime(),
+  updated_at: z.iso.datetime(),
+  title: z.string().nullable(),
+});
+
+export const threadListSchema = z.object({ items: z.array(threadSummarySchema), next_cursor: z.string().nullable() });
+
+export const meSchema = z.object({ sub: z.string(), roles: z.array(z.string()) });
+
+export const approvalListSchema = z.object({
+  items: z.array(
+    z.object({
+      thread_id: z.string(),
+      interrupt_id: z.string(),
+      calls: z.array(pendingCallSchema),
+      expires_at: z.string(),
+      requested_by: z.string(),
+    }),
+  ),
+});
+
+export const auditEntrySchema = z.object({
+  at: z.iso.datetime(),
+  interrupt_id: z.string(),
+  call_id: z.string(),
+  tool: z.string(),
+  args_hash: z.string(),
+  decision: z.enum(AUDIT_DECISIONS),
+  by: z.string().nullable(),
+  reason: z.string().nullable(),
+  edited_args_hash: z.string().optional(),
+  executed: z.object({ status: z.enum([...TOOL_STATUSES, "unknown"]), at: z.iso.datetime() }).optional(),
+});
+
+export const auditTrailSchema = z.object({ thread_id: z.string(), entries: z.array(auditEntrySchema) });
+
+export const cancelResultSchema = z.object({ thread_id: z.string(), cancelled: z.boolean(), status: threadStatusSchema });
+
+export const resumeAcceptedSchema = z.object({ run_id: z.string() });
+
+export const healthSchema = z.union([
+  z.object({ ok: z.literal(true) }),
+  z.object({ ok: z.literal(false), checks: z.record(z.string(), z.string()) }),
+]);
+
+// Compile-time: each schema describes exactly its interface (both directions).
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const same = <T extends true>(_: T) => _;
+same<Same<z.infer<typeof errorBodySchema>, ErrorBody>>(true);
+same<Same<z.infer<typeof threadViewSchema>, ThreadView>>(true);
+same<Same<z.infer<typeof threadListSchema>, ThreadList>>(true);
+same<Same<z.infer<typeof meSchema>, Me>>(true);
+same<Same<z.infer<typeof approvalListSchema>, ApprovalList>>(true);
+same<Same<z.infer<typeof auditTrailSchema>, AuditTrail>>(true);
