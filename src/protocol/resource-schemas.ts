@@ -24,7 +24,10 @@ export const errorBodySchema = z.object({
 });
 
 export const threadStatusSchema = z.enum(["idle", "running", "waiting_human"]);
-export const lastOutcomeSchema = z.enum(["completed", "max_rounds", "cancelled", "error", "expired"]).nullable();
+export const lastOutcomeSchema = z
+  .enum(["completed", "max_rounds", "cancelled", "error", "expired"])
+  .nullable()
+  .describe("How the latest finished run ended; null before any. A run that stops at the gate leaves it unchanged.");
 
 export const createdThreadSchema = z.object({ thread_id: z.string(), status: z.literal("idle") });
 
@@ -42,9 +45,9 @@ export const threadViewSchema = z.object({
   thread_id: z.string(),
   status: threadStatusSchema,
   last_outcome: lastOutcomeSchema,
-  owner: z.string(),
+  owner: z.string().describe("The owning principal's `sub` (`anonymous` without auth)."),
   messages: z.array(threadMessageSchema),
-  pending: interruptPayloadSchema.nullable(),
+  pending: interruptPayloadSchema.nullable().describe("The open interrupt, as its `interrupt` event carried it; null when none is open."),
 });
 
 export const threadSummarySchema = z.object({
@@ -53,10 +56,10 @@ export const threadSummarySchema = z.object({
   last_outcome: lastOutcomeSchema,
   created_at: z.iso.datetime(),
   updated_at: z.iso.datetime(),
-  title: z.string().nullable(),
+  title: z.string().nullable().describe("The start of the first user message, masked; null before any."),
 });
 
-export const threadListSchema = z.object({ items: z.array(threadSummarySchema), next_cursor: z.string().nullable() });
+export const threadListSchema = z.object({ items: z.array(threadSummarySchema), next_cursor: z.string().nullable().describe("Pass as `?cursor=` for the next page; null on the last.") });
 
 export const meSchema = z.object({ sub: z.string(), roles: z.array(z.string()) });
 
@@ -77,17 +80,24 @@ export const auditEntrySchema = z.object({
   interrupt_id: z.string(),
   call_id: z.string(),
   tool: z.string(),
-  args_hash: z.string(),
+  args_hash: z.string().describe("HMAC-SHA256 of the call's arguments (sorted-key JSON) under a per-deployment key."),
   decision: z.enum(AUDIT_DECISIONS),
-  by: z.string().nullable(),
+  by: z.string().nullable().describe("The deciding principal's `sub`; null for the system (expiry)."),
   reason: z.string().nullable(),
   edited_args_hash: z.string().optional(),
-  executed: z.object({ status: z.enum([...TOOL_STATUSES, "unknown"]), at: z.iso.datetime() }).optional(),
+  executed: z
+    .object({ status: z.enum([...TOOL_STATUSES, "unknown"]), at: z.iso.datetime() })
+    .optional()
+    .describe("From the execution ledger: how the call ran (`unknown`: started, no outcome recorded); absent if it never started."),
 });
 
 export const auditTrailSchema = z.object({ thread_id: z.string(), entries: z.array(auditEntrySchema) });
 
-export const cancelResultSchema = z.object({ thread_id: z.string(), cancelled: z.boolean(), status: threadStatusSchema });
+export const cancelResultSchema = z.object({
+  thread_id: z.string(),
+  cancelled: z.boolean().describe("Whether there was a run or an open interrupt to stop."),
+  status: threadStatusSchema,
+});
 
 export const resumeAcceptedSchema = z.object({ run_id: z.string() });
 

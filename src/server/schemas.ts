@@ -13,7 +13,8 @@ export const createThreadBody = z.object({
   metadata: z
     .record(z.string(), z.unknown())
     .refine((m) => Buffer.byteLength(JSON.stringify(m), "utf8") <= MAX_METADATA_BYTES, "metadata is larger than 8 KiB")
-    .optional(),
+    .optional()
+    .describe("Any JSON object kept with the thread: at most 8 KiB, 32 levels deep."),
 });
 
 /** `GET /threads?limit=&cursor=`. */
@@ -22,13 +23,17 @@ export const listThreadsQuery = z.object({
   cursor: z.string().min(1).max(1024).optional(),
 });
 
-const onDisconnect = z.enum(["cancel", "continue"]).optional();
+const onDisconnect = z
+  .enum(["cancel", "continue"])
+  .optional()
+  .describe("When the client goes away: `cancel` (default) stops the run, `continue` lets it finish.");
 
 export const runBody = z.object({
   message: z
     .string({ error: "message is required" })
     .refine((m) => m.trim().length > 0, "message must not be empty")
-    .refine((m) => Buffer.byteLength(m, "utf8") <= MAX_MESSAGE_BYTES, "message is larger than 32 KiB"),
+    .refine((m) => Buffer.byteLength(m, "utf8") <= MAX_MESSAGE_BYTES, "message is larger than 32 KiB")
+    .describe("The user's message: not blank, at most 32 KiB of UTF-8."),
   on_disconnect: onDisconnect,
 });
 
@@ -39,11 +44,15 @@ export const resumeBody = z.object({
       .object({
         call_id: z.string().min(1),
         approved: z.boolean(),
-        reason: z.string().max(2000).optional(),
-        edited_args: z.record(z.string(), z.unknown()).optional(),
+        reason: z.string().max(2000).optional().describe("Told to the model as `Rejected: <reason>`; default `User denied`."),
+        edited_args: z
+          .record(z.string(), z.unknown())
+          .optional()
+          .describe("Only with `approved: true`, for an editable call: top-level keys that replace the call's arguments."),
       })
       .refine((d) => d.edited_args === undefined || d.approved, "edited_args is only allowed with approved: true"),
   )
-    .refine((ds) => new Set(ds.map((d) => d.call_id)).size === ds.length, "two decisions name the same call_id"),
+    .refine((ds) => new Set(ds.map((d) => d.call_id)).size === ds.length, "two decisions name the same call_id")
+    .describe("At most one per pending call; a pending call with none is rejected (`no decision`)."),
   on_disconnect: onDisconnect,
 });
