@@ -232,6 +232,7 @@ export interface WebhookDelivery {
   /** When it may be claimed next: due, retry time after a failure, or the end of a claim's lease. */
   next_attempt_at: number;
   status: WebhookStatus;
+  /** Why the latest failed attempt failed (kept after a later success, for the record). */
   last_error: string | null;
   created_at: number;
 }

@@ -66,7 +66,7 @@ export class PgWebhookOutboxStore implements WebhookOutboxStore {
   async settle(id: string, attempt: number, outcome: Parameters<WebhookOutboxStore["settle"]>[2]): Promise<boolean> {
     const c = settledColumns(outcome);
     const r = await this.q.query(
-      `UPDATE webhook_outbox SET status = $1, next_attempt_at = COALESCE($2::bigint, next_attempt_at), last_error = $3
+      `UPDATE webhook_outbox SET status = $1, next_attempt_at = COALESCE($2::bigint, next_attempt_at), last_error = COALESCE($3, last_error)
        WHERE id = $4 AND attempts = $5 AND status = 'pending'`,
       [c.status, c.nextAt, c.error, id, attempt],
     );

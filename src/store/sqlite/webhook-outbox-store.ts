@@ -37,7 +37,7 @@ export class SqliteWebhookOutboxStore implements WebhookOutboxStore {
            ON h.thread_id = o.thread_id AND h.seq = o.seq`,
       ),
       settle: db.prepare(
-        `UPDATE webhook_outbox SET status = ?, next_attempt_at = COALESCE(?, next_attempt_at), last_error = ?
+        `UPDATE webhook_outbox SET status = ?, next_attempt_at = COALESCE(?, next_attempt_at), last_error = COALESCE(?, last_error)
          WHERE id = ? AND attempts = ? AND status = 'pending'`,
       ),
       get: db.prepare<[string], WebhookDelivery>("SELECT * FROM webhook_outbox WHERE id = ?"),
