@@ -171,6 +171,18 @@ describe("approval webhooks", () => {
   });
 });
 
+describe("approval webhook configuration", () => {
+  it("a URL without a secret refuses to start (exit 2, naming the secret); the secret is scrubbed from logs", async () => {
+    await expect(startServer({ MODEL: "demo", APPROVAL_WEBHOOK_URL: "http://127.0.0.1:9/hooks" })).rejects.toThrow(
+      /code 2[\s\S]*APPROVAL_WEBHOOK_SECRET/,
+    );
+    const { loadConfig } = await import("../../src/config.js");
+    expect(loadConfig({ APPROVAL_WEBHOOK_URL: "http://127.0.0.1:9/h", APPROVAL_WEBHOOK_SECRET: SECRET }).secrets).toContain(SECRET);
+    expect(loadConfig({ APPROVAL_WEBHOOK_URL: "http://127.0.0.1:9/h", APPROVAL_WEBHOOK_SECRET: SECRET }).webhook).toMatchObject({ maxAttempts: 12 });
+    expect(loadConfig({}).webhook).toBeUndefined();
+  });
+});
+
 describe("approval webhooks across a restart", () => {
   it("expired arrives with the masked calls and no decider", async () => {
     const receiver = await startWebhookReceiver();
