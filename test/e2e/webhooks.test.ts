@@ -7,6 +7,9 @@
 import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TollgateClient } from "../../src/client/index.js";
+import { startFakeOpenAI } from "../helpers/fake-openai.js";
+import { orderScript } from "../helpers/order-script.js";
+import { pgTestClusterUrl } from "../helpers/pg-test-db.js";
 import { startServer } from "../helpers/server-process.js";
 import { openDb } from "../helpers/sqlite.js";
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from "../helpers/webhook-receiver.js";
@@ -235,6 +238,39 @@ describe("approval webhooks across a restart", () => {
     } finally {
       await again.kill();
       await s.model.close();
+      await receiver.close();
+    }
+  });
+});
+
+// kill-point.mjs patches better-sqlite3, so these run on SQLite only.
+describe.skipIf(pgTestClusterUrl() !== undefined)("approval webhooks at a kill point", () => {
+  it.each([
+    ["interrupt:before", false],
+    ["interrupt:after", true],
+  ] as const)("killed at %s: a webhook exists exactly when the interrupt it reports does", async (point, opened) => {
+    const receiver = await startWebhookReceiver();
+    const model = await startFakeOpenAI({ script: orderScript });
+    const env = { ...hookEnv(receiver), AUTH_TOKENS: undefined, MODEL: "fake", OPENAI_API_KEY: "k", OPENAI_BASE_URL: model.url };
+    const id = threadId("hook-point");
+    const doomed = await startServer({ ...env, TOLLGATE_KILL_AT: point });
+    await new TollgateClient({ baseUrl: doomed.url, reconnect: { retries: 0 } }).run(id, "refund A-1001 5 cents").collect().catch(() => undefined);
+    expect((await doomed.exited).signal, "the server died at the kill point").toBe("SIGKILL");
+    const after = await startServer(env, { dataDir: doomed.dataDir });
+    const db = openDb(after.dataDir);
+    try {
+      const interrupts = db.prepare("SELECT interrupt_id FROM interrupts WHERE thread_id = ?").all(id) as Array<{ interrupt_id: string }>;
+      expect(interrupts).toHaveLength(opened ? 1 : 0);
+      if (opened) {
+        await receiver.waitFor(() => deliveredFor(receiver, id).length === 1, 15_000, "the requested webhook");
+        expect(checked(receiver, id).map((w) => [w.body.type, w.body.interrupt_id])).toEqual([["approval.requested", interrupts[0]!.interrupt_id]]);
+      }
+      // Recovery ran before the server was ready: nothing invented for an interrupt that never opened.
+      expect(db.prepare("SELECT count(*) AS n FROM webhook_outbox WHERE thread_id = ?").get(id)).toEqual({ n: opened ? 1 : 0 });
+    } finally {
+      db.close();
+      await after.kill();
+      await model.close();
       await receiver.close();
     }
   });
