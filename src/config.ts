@@ -78,7 +78,13 @@ const envSchema = z.object({
   REQUEST_TIMEOUT_SECONDS: timerSeconds(30),
   MAX_CONNECTIONS: intFrom(4096, 16),
   /** Where approval webhooks are POSTed; unset = no webhooks. Needs APPROVAL_WEBHOOK_SECRET. */
-  APPROVAL_WEBHOOK_URL: z.string().url().regex(/^https?:\/\//i, { error: "must be an http:// or https:// URL" }).optional(),
+  APPROVAL_WEBHOOK_URL: z
+    .string()
+    .url()
+    .regex(/^https?:\/\//i, { error: "must be an http:// or https:// URL" })
+    // fetch refuses a URL with credentials in it; the secret is what authenticates a delivery.
+    .refine((u) => !/^https?:\/\/[^/?#]*@/i.test(u), "must not carry a user name or password")
+    .optional(),
   /** The HMAC-SHA256 key the receiver checks `X-Tollgate-Signature` with. */
   APPROVAL_WEBHOOK_SECRET: z.string().min(16, "must be at least 16 characters").optional(),
   /** Attempts per delivery before it is marked failed and the thread's next one goes. */

@@ -57,7 +57,7 @@ describe("approval webhooks", () => {
   beforeAll(async () => {
     receiver = await startWebhookReceiver();
     // An attempt's deadline long enough that a run and a decision finish well inside it.
-    s = await startStack(hookEnv(receiver, { WEBHOOK_TIMEOUT_MS: "4000", WEBHOOK_MAX_ATTEMPTS: "3" }));
+    s = await startStack(hookEnv(receiver, { WEBHOOK_TIMEOUT_MS: "6000", WEBHOOK_MAX_ATTEMPTS: "3" }));
     ops = new TollgateClient({ baseUrl: s.server.url, token: "tok-ops-000001" });
   });
   afterAll(async () => {
@@ -184,6 +184,8 @@ describe("approval webhook configuration", () => {
     expect(loadConfig({ APPROVAL_WEBHOOK_URL: "http://127.0.0.1:9/h", APPROVAL_WEBHOOK_SECRET: SECRET }).secrets).toContain(SECRET);
     expect(loadConfig({ APPROVAL_WEBHOOK_URL: "http://127.0.0.1:9/h", APPROVAL_WEBHOOK_SECRET: SECRET }).webhook).toMatchObject({ maxAttempts: 12 });
     expect(loadConfig({}).webhook).toBeUndefined();
+    expect(() => loadConfig({ APPROVAL_WEBHOOK_URL: "https://u:p@example.com/h", APPROVAL_WEBHOOK_SECRET: SECRET })).toThrow(/APPROVAL_WEBHOOK_URL/);
+    expect(() => loadConfig({ APPROVAL_WEBHOOK_URL: "ftp://example.com/h", APPROVAL_WEBHOOK_SECRET: SECRET })).toThrow(/APPROVAL_WEBHOOK_URL/);
   });
 });
 
