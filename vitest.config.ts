@@ -31,6 +31,7 @@ const ON_POSTGRES = [
   "react-session",
   "reconnect",
   "secrets",
+  "webhooks",
 ].map((name) => `test/e2e/${name}.test.ts`);
 
 // Not on PostgreSQL, and why:

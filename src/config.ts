@@ -78,6 +78,23 @@ const envSchema = z.object({
   MAX_CONCURRENT_RUNS: intFrom(256, 1),
   REQUEST_TIMEOUT_SECONDS: timerSeconds(30),
   MAX_CONNECTIONS: intFrom(4096, 16),
+  /** Where approval webhooks are POSTed; unset = no webhooks. Needs APPROVAL_WEBHOOK_SECRET. */
+  APPROVAL_WEBHOOK_URL: z
+    .string()
+    .url()
+    .regex(/^https?:\/\//i, { error: "must be an http:// or https:// URL" })
+    // fetch refuses a URL with credentials in it; the secret is what authenticates a delivery.
+    .refine((u) => !/^https?:\/\/[^/?#]*@/i.test(u), "must not carry a user name or password")
+    .optional(),
+  /** The HMAC-SHA256 key the receiver checks `X-Tollgate-Signature` with. */
+  APPROVAL_WEBHOOK_SECRET: z.string().min(16, "must be at least 16 characters").optional(),
+  /** Attempts per delivery before it is marked failed and the thread's next one goes. */
+  WEBHOOK_MAX_ATTEMPTS: intFrom(12, 1),
+  /** Tuning (tests shorten them): one attempt's deadline, first retry delay, longest delay, sweep interval. */
+  WEBHOOK_TIMEOUT_MS: intFrom(10_000, 10),
+  WEBHOOK_BACKOFF_BASE_MS: intFrom(1_000, 1),
+  WEBHOOK_BACKOFF_CAP_MS: intFrom(300_000, 1),
+  WEBHOOK_SWEEP_MS: intFrom(5_000, 10),
   /** Test-only extra tools (slow/throwing); never set in production. */
   TOLLGATE_TEST_TOOLS: z.enum(["0", "1"]).default("0"),
 });
@@ -102,6 +119,8 @@ export interface Config {
   eventRetentionRuns: number;
   expirySweepMs: number;
   testTools: boolean;
+  /** Approval webhooks; undefined when APPROVAL_WEBHOOK_URL is unset. */
+  webhook: WebhookSettings | undefined;
   /** LangSmith tracing asked for (LANGSMITH_TRACING and its aliases = "true"): LangChain then traces every run itself. */
   tracing: boolean;
   auth: AuthSettings;
@@ -120,6 +139,18 @@ export interface Limits {
   maxConcurrentRuns: number;
   requestTimeoutMs: number;
   maxConnections: number;
+}
+
+export interface WebhookSettings {
+  url: string;
+  secret: string;
+  maxAttempts: number;
+  /** One attempt's deadline: a receiver that stalls longer counts as a failed attempt. */
+  timeoutMs: number;
+  backoffBaseMs: number;
+  backoffCapMs: number;
+  /** How often pending deliveries are looked for besides the wake-up after each enqueue. */
+  sweepMs: number;
 }
 
 const WILDCARD = /^(0\.0\.0\.0|::|\[::\])$/;
@@ -162,6 +193,21 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       `HOST=${e.HOST} is not a loopback address and no auth is configured: set AUTH_TOKENS or AUTH_JWKS_URL (or TOLLGATE_INSECURE_NO_AUTH=1 to serve it open)`,
     );
   }
+  // An unsigned webhook would let anyone who can reach the receiver forge approval notices.
+  if (e.APPROVAL_WEBHOOK_URL && !e.APPROVAL_WEBHOOK_SECRET) {
+    throw new ConfigError("APPROVAL_WEBHOOK_URL needs APPROVAL_WEBHOOK_SECRET: the key your receiver verifies X-Tollgate-Signature with");
+  }
+  const webhook: WebhookSettings | undefined = e.APPROVAL_WEBHOOK_URL
+    ? {
+        url: e.APPROVAL_WEBHOOK_URL,
+        secret: e.APPROVAL_WEBHOOK_SECRET!,
+        maxAttempts: e.WEBHOOK_MAX_ATTEMPTS,
+        timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+        backoffBaseMs: e.WEBHOOK_BACKOFF_BASE_MS,
+        backoffCapMs: Math.max(e.WEBHOOK_BACKOFF_CAP_MS, e.WEBHOOK_BACKOFF_BASE_MS),
+        sweepMs: e.WEBHOOK_SWEEP_MS,
+      }
+    : undefined;
   const model = e.MODEL ?? (e.OPENAI_API_KEY ? "gpt-4o-mini" : "demo");
   return {
     port: e.PORT,
@@ -184,6 +230,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     eventRetentionRuns: e.EVENT_RETENTION_RUNS,
     expirySweepMs: e.EXPIRY_SWEEP_MS,
     testTools: e.TOLLGATE_TEST_TOOLS === "1",
+    webhook,
     tracing: tracingRequested(env),
     auth,
     limits: {
@@ -196,7 +243,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       requestTimeoutMs: Math.round(e.REQUEST_TIMEOUT_SECONDS * 1000),
       maxConnections: e.MAX_CONNECTIONS,
     },
-    secrets: [e.OPENAI_API_KEY, databasePassword(e.DATABASE_URL), ...(tokens?.keys() ?? [])].filter(
+    secrets: [e.OPENAI_API_KEY, databasePassword(e.DATABASE_URL), e.APPROVAL_WEBHOOK_SECRET, ...(tokens?.keys() ?? [])].filter(
       (v): v is string => v !== undefined && v !== "",
     ),
   };

@@ -3,7 +3,7 @@ import { compileAgentGraph } from "../graphs/agent.js";
 import type { Config } from "./config.js";
 import type { Logger } from "./logger.js";
 import { createModel } from "./model/index.js";
-import { createSecretScrubber, scrubbingLogger, type SecretScrubber, skipIdleRunTrees } from "./ops/index.js";
+import { createSecretScrubber, scrubbingLogger, type SecretScrubber, skipIdleRunTrees, WebhookDispatcher, type WebhookOutcome } from "./ops/index.js";
 import { Access, createAuthenticator } from "./auth/index.js";
 import { ExpiryCloser, LeaseKeeper, RunAdmission, RunContext, RunService, ThreadService } from "./runs/index.js";
 import { createApp } from "./server/index.js";
@@ -18,6 +18,8 @@ export interface TollgateOptions {
   model?: BaseChatModel;
   /** Your own tools; defaults to the order-support demo tools. */
   tools?: (store: AnyStore) => TollgateTool[];
+  /** Told the outcome of each approval webhook attempt (for counters). */
+  onWebhookOutcome?: (outcome: WebhookOutcome) => void;
 }
 
 export interface Tollgate {
@@ -67,7 +69,7 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
     graph,
     store,
     new ToolRegistry(tools),
-    { approvalTtlMs: config.approvalTtlMs, maxRounds: config.maxRounds, eventRetentionRuns: config.eventRetentionRuns },
+    { approvalTtlMs: config.approvalTtlMs, maxRounds: config.maxRounds, eventRetentionRuns: config.eventRetentionRuns, webhooks: !!config.webhook },
     log,
     access,
     scrubber,
@@ -80,6 +82,11 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
   const runs = new RunService(ctx, new RunAdmission(limits.runsPerMinute, limits.maxConcurrentRuns, () => ctx.active.size));
   const expiry = new ExpiryCloser(ctx, config.expirySweepMs);
   expiry.start();
+  // Approval webhooks only when configured: without a URL nothing is enqueued or sent.
+  const webhooks = config.webhook
+    ? new WebhookDispatcher({ ...config.webhook, outbox: store.webhooks, log, onOutcome: o.onWebhookOutcome && ((outcome) => o.onWebhookOutcome!(outcome)) })
+    : undefined;
+  webhooks?.start();
   const app = createApp({
     runs,
     threads: new ThreadService(ctx),
@@ -101,6 +108,7 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
     async close() {
       await runs.shutdown();
       await expiry.stop();
+      await webhooks?.stop();
       await leases.stop();
       await store.close();
     },

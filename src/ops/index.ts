@@ -3,3 +3,8 @@ export type { SecretScrubber } from "./secret-scrubber.js";
 export { scrubbingLogger } from "./scrubbing-logger.js";
 export { Redactor } from "./redactor.js";
 export { skipIdleRunTrees } from "./untraced-context.js";
+export { WebhookDispatcher } from "./webhook-dispatcher.js";
+export type { WebhookDispatcherOptions, WebhookOutcome } from "./webhook-dispatcher.js";
+export { signWebhook, verifyWebhook } from "./webhook-signature.js";
+export { approvalWebhookBody } from "./webhook-payload.js";
+export type { ApprovalWebhook, ApprovalWebhookType } from "./webhook-payload.js";

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { closingOutcomes } from "../../graphs/tool-messages.js";
 import type { RunContext } from "./run-context.js";
+import { enqueueApprovalWebhook } from "./approval-webhooks.js";
 import { closePendingCalls } from "./pending-calls.js";
 
 class LostRace extends Error {}
@@ -59,7 +60,10 @@ async function close(
       if (!(await tx.interrupts.transition(interruptId, to))) throw new LostRace();
       if (!(await tx.threads.claimWaiting(threadId, holder, false))) throw new LostRace(); // rolls back the first
       const reason = to === "expired" ? "approval window closed" : "cancelled";
-      await tx.audit.appendForEachCall((await tx.interrupts.get(interruptId))!, { decision: to, by, reason });
+      const record = (await tx.interrupts.get(interruptId))!;
+      const at = Date.now();
+      await tx.audit.appendForEachCall(record, { decision: to, by, reason }, at);
+      await enqueueApprovalWebhook(ctx, tx, record, `approval.${to}`, at, by ? { decided_by: by } : {});
     });
   } catch (err) {
     if (err instanceof LostRace) return false;

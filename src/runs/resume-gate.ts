@@ -3,6 +3,7 @@ import type { Principal } from "../auth/index.js";
 import { AppError, type Decision } from "../protocol/index.js";
 import { type AuditRecord, callRow, type InterruptCall, type InterruptRecord, type StoreOps } from "../store/index.js";
 import { hashArgs } from "../tools/index.js";
+import { enqueueApprovalWebhook } from "./approval-webhooks.js";
 import type { PreparedEdits } from "./edit-check.js";
 import type { RunContext } from "./run-context.js";
 import { seeThread } from "./thread-access.js";
@@ -72,7 +73,12 @@ export async function openGate(
     throw new AppError("not_waiting", "This interrupt was already decided");
   }
   if (!(await tx.threads.claimWaiting(threadId, runId, true))) throw new AppError("thread_busy", "A run is already in flight on this thread");
-  await tx.audit.append(auditRows(ctx, open, bound, p, now));
+  const rows = auditRows(ctx, open, bound, p, now);
+  await tx.audit.append(rows);
+  await enqueueApprovalWebhook(ctx, tx, open, "approval.decided", now, {
+    decided_by: p.sub,
+    decisions: rows.map((r) => ({ call_id: r.call_id, decision: r.decision })),
+  });
   return { decisions: gate, requester: open.requester ?? thread.owner };
 }
 

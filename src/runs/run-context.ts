@@ -12,6 +12,8 @@ export interface RunSettings {
   approvalTtlMs: number;
   maxRounds: number;
   eventRetentionRuns: number;
+  /** Approval webhooks configured: each interrupt change enqueues one in its own transaction. */
+  webhooks?: boolean;
 }
 
 /** A run in flight: owns the thread until it ends. */

@@ -7,6 +7,7 @@ import type { EventBody } from "../protocol/index.js";
 import { interruptPayload, type InterruptRecord, isStorageFault, type StoreOps } from "../store/index.js";
 import { hashArgs, type ToolOutcome } from "../tools/index.js";
 import { toolResultEvent } from "./adapter.js";
+import { enqueueApprovalWebhook } from "./approval-webhooks.js";
 import { closePendingCalls } from "./pending-calls.js";
 import { runInputOf } from "./run-input.js";
 import { cancelReasonOf } from "./run-abort.js";
@@ -59,7 +60,9 @@ export async function finishNormally(ctx: RunContext, run: ActiveRun, end: Graph
     const event: EventBody = { type: "interrupt", ...interruptPayload({ ...record, status: "waiting_human", decided_at: null }) };
     await commitEnd(ctx, run, event, "interrupted", async (tx) => {
       await tx.interrupts.create(record);
-      return tx.threads.release(run.threadId, run.runId, "waiting_human", null, record.interrupt_id);
+      if (!(await tx.threads.release(run.threadId, run.runId, "waiting_human", null, record.interrupt_id))) return false;
+      await enqueueApprovalWebhook(ctx, tx, record, "approval.requested", record.created_at);
+      return true;
     });
     return "interrupted";
   }

@@ -9,6 +9,7 @@ import { closerTarget, closingOutcome } from "./interrupt-closer.js";
 import { closePendingCalls } from "./pending-calls.js";
 import type { RunContext } from "./run-context.js";
 import { runInputOf } from "./run-input.js";
+import { enqueueApprovalWebhook } from "./approval-webhooks.js";
 
 /**
  * A thread whose holder (a run, or a closer of an interrupt) stopped without handing it back:
@@ -179,6 +180,8 @@ async function settleState(ctx: RunContext, o: Orphan): Promise<void> {
       const record = await tx.interrupts.get(interruptId);
       const reason = "decision not applied (the database refused the run); waiting for a new one";
       if (record) await tx.audit.appendForEachCall(record, { decision: "superseded", by: null, reason });
+      // Whoever heard it was decided hears it is waiting again (the same interrupt, requested anew).
+      if (record) await enqueueApprovalWebhook(ctx, tx, record, "approval.requested", Date.now());
       if (runId) await endRun(ctx, tx, runId, o, []);
     });
     return;

@@ -217,12 +217,61 @@ export interface ReplicaBus {
 /** The ledger as the store keeps it: claims are durable before a tool runs. */
 export type LedgerStore = ExecutionLedger;
 
+export type WebhookStatus = "pending" | "delivered" | "failed";
+
+/** One webhook delivery in the outbox: `body` is the exact JSON that is signed and sent. */
+export interface WebhookDelivery {
+  /** The delivery id (`X-Tollgate-Delivery`), the same on every attempt. */
+  id: string;
+  thread_id: string;
+  /** Order within the thread: a delivery goes only after every earlier one of its thread is done. */
+  seq: number;
+  body: string;
+  /** Attempts started so far (a claim counts one). */
+  attempts: number;
+  /** When it may be claimed next: due, retry time after a failure, or the end of a claim's lease. */
+  next_attempt_at: number;
+  status: WebhookStatus;
+  /** Why the latest failed attempt failed (kept after a later success, for the record). */
+  last_error: string | null;
+  created_at: number;
+}
+
+/**
+ * The webhook outbox: a delivery is enqueued in the transaction of the state change it reports
+ * (a crash loses none and invents none), then claimed and sent by the dispatcher, in order per
+ * thread. Claims are leases: a claimer that dies has its delivery claimed again once the lease ends.
+ */
+export interface WebhookOutboxStore {
+  /** Adds a delivery at the end of its thread's queue, due at `now`; returns its id. */
+  enqueue(threadId: string, body: string, now: number): Promise<string>;
+  /**
+   * Claims up to `limit` due deliveries, each the head (lowest pending seq) of its thread's queue:
+   * counts an attempt and leases it until `now + leaseMs`. A delivery is claimed by one caller at a time.
+   */
+  claimDue(now: number, leaseMs: number, limit: number): Promise<WebhookDelivery[]>;
+  /** When the earliest head of a queue comes due (undefined: nothing pending). */
+  nextDueAt(): Promise<number | undefined>;
+  /**
+   * Records the outcome of attempt `attempt` (compare-and-set on it: a claimer whose lease ran
+   * out and was claimed again records nothing). `retryAt` undefined: delivered; a number: retry
+   * then; "failed": given up. False when the attempt was not the latest any more.
+   */
+  settle(id: string, attempt: number, outcome: { delivered: true } | { error: string; retryAt: number | "failed" }): Promise<boolean>;
+  get(id: string): Promise<WebhookDelivery | undefined>;
+  /** The thread's deliveries in order. */
+  list(threadId: string): Promise<WebhookDelivery[]>;
+  /** `listener` runs after each commit that enqueued (at once for an enqueue outside a transaction). */
+  onEnqueued(listener: () => void): () => void;
+}
+
 /** The stores a transaction sees. */
 export interface StoreOps {
   threads: ThreadStore;
   interrupts: InterruptStore;
   runs: RunStore;
   audit: AuditStore;
+  webhooks: WebhookOutboxStore;
 }
 
 export interface Store extends StoreOps {

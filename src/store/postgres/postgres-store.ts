@@ -11,6 +11,8 @@ import { PgReplicaStore } from "./replica-store.js";
 import { PgRunStore } from "./run-store.js";
 import { migrate } from "./schema.js";
 import { PgThreadStore } from "./thread-store.js";
+import { EnqueueSignal } from "../webhook-outbox.js";
+import { PgWebhookOutboxStore } from "./webhook-outbox-store.js";
 
 /** One PostgreSQL database (`DATABASE_URL`) shared by any number of tollgate replicas. */
 export interface PostgresStore extends Store {
@@ -44,12 +46,15 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
     const checkpointer = await TollgatePostgresSaver.create(pool);
     bus = await PgReplicaBus.open(pool, url, { onError: opts.onError });
     const replicas = new PgReplicaStore(pool);
+    // Webhooks enqueued in a transaction are announced once it commits.
+    const signal = new EnqueueSignal();
     // The stores a caller uses on `q`: the pool outside a transaction, its client inside one.
-    const opsOn = (q: Queryable): StoreOps => ({
+    const opsOn = (q: Queryable, enqueued: () => void = () => signal.fire()): StoreOps => ({
       threads: new PgThreadStore(q, replicas.id),
       interrupts: new PgInterruptStore(q, (v) => audit.hash(v)),
       runs: new PgRunStore(q),
       audit: audit.on(q),
+      webhooks: new PgWebhookOutboxStore(q, signal, enqueued),
     });
     const openBus = bus;
     return {
@@ -60,7 +65,12 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
       checkpointer,
       replicas,
       bus: openBus,
-      transaction: (fn) => withTransaction(pool, (client) => fn(opsOn(client))),
+      async transaction(fn) {
+        let enqueued = false;
+        const result = await withTransaction(pool, (client) => fn(opsOn(client, () => (enqueued = true))));
+        if (enqueued) signal.fire();
+        return result;
+      },
       readable: () => readable(pool),
       async close() {
         await openBus.close();

@@ -143,13 +143,30 @@ CREATE TABLE IF NOT EXISTS replicas (
 
 -- version 2
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS input TEXT;
+
+-- version 3: approval webhooks to send, written in the transaction of the change they report;
+-- sent in seq order per thread. next_attempt_at: due time, retry time, or the end of a claim's lease.
+CREATE TABLE IF NOT EXISTS webhook_outbox (
+  id TEXT PRIMARY KEY,
+  thread_id TEXT NOT NULL,
+  seq BIGINT NOT NULL,
+  -- the exact JSON that is signed and sent
+  body TEXT NOT NULL,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  next_attempt_at BIGINT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
+  last_error TEXT,
+  created_at BIGINT NOT NULL,
+  UNIQUE (thread_id, seq)
+);
+CREATE INDEX IF NOT EXISTS webhook_outbox_pending ON webhook_outbox(status, thread_id, seq);
 `;
 
 /** The advisory lock key that serialises migrations (any constant; ASCII "tgsc"). */
 export const MIGRATION_LOCK_KEY = 0x74677363;
 
 /** Bumped with every change to `PG_SCHEMA`; kept in tollgate_meta once applied. */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 const VERSION_KEY = "schema_version";
 
 /**

@@ -99,6 +99,23 @@ CREATE TABLE IF NOT EXISTS tollgate_meta (
   key TEXT PRIMARY KEY,
   value TEXT NOT NULL
 );
+
+-- Approval webhooks to send, written in the transaction of the change they report; sent in
+-- seq order per thread. next_attempt_at: due time, retry time, or the end of a claim's lease.
+CREATE TABLE IF NOT EXISTS webhook_outbox (
+  id TEXT PRIMARY KEY,
+  thread_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  -- the exact JSON that is signed and sent
+  body TEXT NOT NULL,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  next_attempt_at INTEGER NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
+  last_error TEXT,
+  created_at INTEGER NOT NULL,
+  UNIQUE (thread_id, seq)
+);
+CREATE INDEX IF NOT EXISTS webhook_outbox_pending ON webhook_outbox(status, thread_id, seq);
 `;
 
 /**

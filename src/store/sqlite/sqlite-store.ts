@@ -10,6 +10,8 @@ import { SqliteLedger } from "./ledger-store.js";
 import { SqliteReplicaStore } from "./replica-store.js";
 import { SqliteRunStore } from "./run-store.js";
 import { SqliteThreadStore } from "./thread-store.js";
+import { EnqueueSignal } from "../webhook-outbox.js";
+import { SqliteWebhookOutboxStore } from "./webhook-outbox-store.js";
 
 /** The default store: one SQLite file, `$DATA_DIR/tollgate.db`, one process. */
 export interface SqliteStore extends Store {
@@ -34,11 +36,15 @@ export async function openSqliteStore(dataDir: string): Promise<SqliteStore> {
   const bus = new LocalBus();
   const audit = new SqliteAuditStore(conn);
   const replicas = new SqliteReplicaStore(conn);
+  // Webhooks enqueued in a transaction are announced once it commits.
+  const signal = new EnqueueSignal();
+  let enqueuedInTx = false;
   const ops: StoreOps = {
     threads: new SqliteThreadStore(conn, replicas.id),
     interrupts: new SqliteInterruptStore(conn, (v) => audit.hash(v)),
     runs: new SqliteRunStore(conn, bus),
     audit,
+    webhooks: new SqliteWebhookOutboxStore(conn, signal, () => (db.inTransaction ? (enqueuedInTx = true) : signal.fire())),
   };
   return {
     kind: "sqlite",
@@ -54,9 +60,11 @@ export async function openSqliteStore(dataDir: string): Promise<SqliteStore> {
       return conn.lock.hold(async () => {
         if (db.inTransaction) return fn(ops); // within one already: part of it
         begin.run();
+        enqueuedInTx = false;
         try {
           const result = await fn(ops);
           commit.run();
+          if (enqueuedInTx) signal.fire();
           return result;
         } catch (err) {
           if (db.inTransaction) rollback.run();

@@ -1,0 +1,9 @@
+/**
+ * The delay before retry number `attempt` (1 = after the first failure): exponential from `baseMs`,
+ * capped at `capMs`, with "equal jitter" (half fixed, half random) so receivers coming back are not
+ * hit by every replica's retries at the same instant.
+ */
+export function webhookBackoffMs(attempt: number, baseMs: number, capMs: number, random: () => number = Math.random): number {
+  const ceiling = Math.min(capMs, baseMs * 2 ** Math.min(Math.max(attempt - 1, 0), 30));
+  return Math.round(ceiling / 2 + random() * (ceiling / 2));
+}

@@ -1,0 +1,174 @@
+import type { Logger } from "../logger.js";
+import type { WebhookDelivery, WebhookOutboxStore } from "../store/index.js";
+import { webhookBackoffMs } from "./webhook-backoff.js";
+import { signWebhook } from "./webhook-signature.js";
+
+/** What became of one attempt, for metrics: sent, to be retried, or given up. */
+export type WebhookOutcome = "delivered" | "retry" | "failed";
+
+export interface WebhookDispatcherOptions {
+  outbox: WebhookOutboxStore;
+  url: string;
+  secret: string;
+  maxAttempts: number;
+  /** One attempt's deadline: a receiver that stalls longer counts as a failed attempt. */
+  timeoutMs: number;
+  backoffBaseMs: number;
+  backoffCapMs: number;
+  /** How often to look for due deliveries besides the wake-up after each enqueue. */
+  sweepMs: number;
+  log: Logger;
+  /** The clock claims, leases and retry times are read on. */
+  now?: () => number;
+  /** Called once per finished attempt (counters for metrics). */
+  onOutcome?: (outcome: WebhookOutcome, delivery: WebhookDelivery) => void;
+  /** Deliveries in flight at once (each from a different thread). */
+  concurrency?: number;
+}
+
+/**
+ * Sends the outbox's approval webhooks: claims the due head of each thread's queue, POSTs its
+ * stored body signed with the secret, and records the outcome: delivered on a 2xx; otherwise
+ * retried with backoff until `maxAttempts`, then marked failed (logged) so the thread's next one
+ * goes. Nothing here is on a run's path: runs only insert rows; this wakes after their commit
+ * (and every `sweepMs`, which also picks up what a previous process left) and works on its own.
+ */
+export class WebhookDispatcher {
+  private readonly now: () => number;
+  private readonly inFlight = new Map<string, { controller: AbortController; done: Promise<void> }>();
+  private timer: NodeJS.Timeout | undefined;
+  private passing: Promise<void> | undefined;
+  private again = false;
+  private stopped = true;
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(private readonly o: WebhookDispatcherOptions) {
+    this.now = o.now ?? Date.now;
+  }
+
+  /** A claim outlives its attempt's deadline, so no one else claims it while it may still land. */
+  private get leaseMs(): number {
+    return this.o.timeoutMs * 2 + 1_000;
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.unsubscribe = this.o.outbox.onEnqueued(() => this.nudge());
+    this.nudge();
+  }
+
+  /** Stops claiming and aborts attempts in flight; their leases run out and a later start retries them. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.unsubscribe?.();
+    clearTimeout(this.timer);
+    for (const { controller } of this.inFlight.values()) controller.abort();
+    await this.passing;
+    await Promise.allSettled([...this.inFlight.values()].map((f) => f.done));
+  }
+
+  /** Looks for due deliveries now (after an enqueue commits, or an attempt ends). */
+  nudge(): void {
+    if (this.stopped) return;
+    if (this.passing) {
+      this.again = true;
+      return;
+    }
+    this.passing = this.pass().finally(() => {
+      this.passing = undefined;
+      if (this.again) {
+        this.again = false;
+        this.nudge();
+      }
+    });
+  }
+
+  private async pass(): Promise<void> {
+    clearTimeout(this.timer);
+    let wakeIn = this.o.sweepMs;
+    try {
+      const room = (this.o.concurrency ?? 8) - this.inFlight.size;
+      if (room > 0) {
+        const claimed = await this.o.outbox.claimDue(this.now(), this.leaseMs, room);
+        // Stopped meanwhile: the claims' leases run out and the next start sends them.
+        if (!this.stopped) for (const d of claimed) this.launch(d);
+      }
+      const due = await this.o.outbox.nextDueAt();
+      if (due !== undefined) wakeIn = Math.min(wakeIn, Math.max(0, due - this.now()));
+    } catch (err) {
+      // The database is away: the sweep tries again; nothing is lost, the rows stay pending.
+      this.o.log.warn("webhook outbox unreadable; retrying on the next sweep", { message: err instanceof Error ? err.message : String(err) });
+    }
+    if (this.stopped) return;
+    this.timer = setTimeout(() => this.nudge(), wakeIn);
+    this.timer.unref();
+  }
+
+  private launch(d: WebhookDelivery): void {
+    const controller = new AbortController();
+    const done = this.attempt(d, controller)
+      .catch((err: unknown) =>
+        this.o.log.error("webhook attempt could not be recorded", { thread_id: d.thread_id, delivery_id: d.id, err }),
+      )
+      .finally(() => {
+        this.inFlight.delete(d.id);
+        this.nudge(); // the thread's next delivery may go now
+      });
+    this.inFlight.set(d.id, { controller, done });
+  }
+
+  private async attempt(d: WebhookDelivery, controller: AbortController): Promise<void> {
+    const error = await this.post(d, controller);
+    if (this.stopped) return; // aborted by stop(): the lease runs out and the next start retries it
+    const { outbox, log } = this.o;
+    if (error === undefined) {
+      if (await outbox.settle(d.id, d.attempts, { delivered: true })) this.o.onOutcome?.("delivered", d);
+      return;
+    }
+    if (d.attempts >= this.o.maxAttempts) {
+      if (await outbox.settle(d.id, d.attempts, { error, retryAt: "failed" })) {
+        log.warn("webhook delivery failed; giving up, the thread's next one goes", {
+          thread_id: d.thread_id,
+          delivery_id: d.id,
+          attempts: d.attempts,
+          error,
+        });
+        this.o.onOutcome?.("failed", d);
+      }
+      return;
+    }
+    const retryAt = this.now() + webhookBackoffMs(d.attempts, this.o.backoffBaseMs, this.o.backoffCapMs);
+    if (await outbox.settle(d.id, d.attempts, { error, retryAt })) {
+      log.info("webhook attempt failed; will retry", { thread_id: d.thread_id, delivery_id: d.id, attempts: d.attempts, error });
+      this.o.onOutcome?.("retry", d);
+    }
+  }
+
+  /** One POST of the stored body; undefined on a 2xx, else why not (no URL: it may hold credentials). */
+  private async post(d: WebhookDelivery, controller: AbortController): Promise<string | undefined> {
+    const timer = setTimeout(() => controller.abort(), this.o.timeoutMs);
+    try {
+      const res = await fetch(this.o.url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "x-tollgate-signature": signWebhook(d.body, this.o.secret),
+          "x-tollgate-delivery": d.id,
+        },
+        body: d.body,
+        // A redirect is not a delivery: following it could send the body somewhere else.
+        redirect: "manual",
+        signal: controller.signal,
+      });
+      // Read the answer under the same deadline, so the connection can be reused or is closed.
+      await res.arrayBuffer();
+      return res.status >= 200 && res.status < 300 ? undefined : `HTTP ${res.status}`;
+    } catch (err) {
+      if (controller.signal.aborted) return `no answer within ${this.o.timeoutMs} ms`;
+      const cause = (err as { cause?: { code?: string } }).cause;
+      return `request failed${cause?.code ? `: ${cause.code}` : ""}`;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}

@@ -1,0 +1,89 @@
+import { randomUUID } from "node:crypto";
+import { deliveryFromRow, type EnqueueSignal, settledColumns } from "../webhook-outbox.js";
+import type { WebhookDelivery, WebhookOutboxStore } from "../types.js";
+import { changedOne, inTransaction, type Queryable } from "./queryable.js";
+
+/**
+ * The webhook outbox in PostgreSQL, shared by every replica. A claim locks the heads it takes
+ * (`FOR UPDATE SKIP LOCKED`: replicas claiming together take different rows) and pushes their
+ * `next_attempt_at` past a lease, so no other replica claims them meanwhile, and one that dies
+ * mid-delivery has its claim taken up by another when the lease runs out.
+ */
+export class PgWebhookOutboxStore implements WebhookOutboxStore {
+  /** `enqueued`: called at each enqueue; the store's transaction tells the signal after commit. */
+  constructor(
+    private readonly q: Queryable,
+    private readonly signal: EnqueueSignal,
+    private readonly enqueued: () => void,
+  ) {}
+
+  async enqueue(threadId: string, body: string, now: number): Promise<string> {
+    const id = randomUUID();
+    // The thread's next seq: the state changes that enqueue all update the thread's row first, so
+    // its lock orders them; UNIQUE (thread_id, seq) refuses anything that slipped past.
+    await this.q.query(
+      `INSERT INTO webhook_outbox (id, thread_id, seq, body, attempts, next_attempt_at, status, created_at)
+       VALUES ($1, $2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM webhook_outbox WHERE thread_id = $2), $3, 0, $4, 'pending', $4)`,
+      [id, threadId, body, now],
+    );
+    this.enqueued();
+    return id;
+  }
+
+  claimDue(now: number, leaseMs: number, limit: number): Promise<WebhookDelivery[]> {
+    return inTransaction(this.q, async (tx) => {
+      // Heads first (the lowest pending seq per thread), then lock the due ones among them. A head
+      // another replica holds is skipped, and the row behind it is not a head: order holds.
+      const { rows } = await tx.query<WebhookDelivery>(
+        `WITH heads AS (
+           SELECT DISTINCT ON (thread_id) id FROM webhook_outbox WHERE status = 'pending' ORDER BY thread_id, seq
+         )
+         SELECT o.* FROM webhook_outbox o JOIN heads h ON h.id = o.id
+         WHERE o.status = 'pending' AND o.next_attempt_at <= $1
+         ORDER BY o.next_attempt_at, o.created_at LIMIT $2
+         FOR UPDATE OF o SKIP LOCKED`,
+        [now, limit],
+      );
+      if (!rows.length) return [];
+      await tx.query("UPDATE webhook_outbox SET attempts = attempts + 1, next_attempt_at = $1 WHERE id = ANY($2::text[])", [
+        now + leaseMs,
+        rows.map((r) => r.id),
+      ]);
+      return rows.map((r) => deliveryFromRow({ ...r, attempts: Number(r.attempts) + 1, next_attempt_at: now + leaseMs }));
+    });
+  }
+
+  async nextDueAt(): Promise<number | undefined> {
+    const { rows } = await this.q.query<{ at: string | null }>(
+      `SELECT MIN(next_attempt_at) AS at FROM (
+         SELECT DISTINCT ON (thread_id) next_attempt_at FROM webhook_outbox WHERE status = 'pending' ORDER BY thread_id, seq
+       ) heads`,
+    );
+    const at = rows[0]?.at;
+    return at === null || at === undefined ? undefined : Number(at);
+  }
+
+  async settle(id: string, attempt: number, outcome: Parameters<WebhookOutboxStore["settle"]>[2]): Promise<boolean> {
+    const c = settledColumns(outcome);
+    const r = await this.q.query(
+      `UPDATE webhook_outbox SET status = $1, next_attempt_at = COALESCE($2::bigint, next_attempt_at), last_error = COALESCE($3, last_error)
+       WHERE id = $4 AND attempts = $5 AND status = 'pending'`,
+      [c.status, c.nextAt, c.error, id, attempt],
+    );
+    return changedOne(r);
+  }
+
+  async get(id: string): Promise<WebhookDelivery | undefined> {
+    const { rows } = await this.q.query<WebhookDelivery>("SELECT * FROM webhook_outbox WHERE id = $1", [id]);
+    return rows[0] ? deliveryFromRow(rows[0]) : undefined;
+  }
+
+  async list(threadId: string): Promise<WebhookDelivery[]> {
+    const { rows } = await this.q.query<WebhookDelivery>("SELECT * FROM webhook_outbox WHERE thread_id = $1 ORDER BY seq", [threadId]);
+    return rows.map(deliveryFromRow);
+  }
+
+  onEnqueued(listener: () => void): () => void {
+    return this.signal.subscribe(listener);
+  }
+}

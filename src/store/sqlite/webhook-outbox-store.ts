@@ -1,0 +1,89 @@
+import { randomUUID } from "node:crypto";
+import { deliveryFromRow, type EnqueueSignal, settledColumns } from "../webhook-outbox.js";
+import type { WebhookDelivery, WebhookOutboxStore } from "../types.js";
+import type { SqliteConn } from "./sqlite-conn.js";
+
+/**
+ * The webhook outbox in SQLite. One process owns the file, and every statement runs under the
+ * connection lock, so a claim needs no row locks: claiming and leasing are one UPDATE.
+ */
+export class SqliteWebhookOutboxStore implements WebhookOutboxStore {
+  private readonly q;
+
+  /** `enqueued`: called at each enqueue; the store's transaction tells the signal after commit. */
+  constructor(
+    private readonly conn: SqliteConn,
+    private readonly signal: EnqueueSignal,
+    private readonly enqueued: () => void,
+  ) {
+    const { db } = conn;
+    this.q = {
+      // The thread's next seq in the same statement: transactions on one connection never interleave.
+      insert: db.prepare(
+        `INSERT INTO webhook_outbox (id, thread_id, seq, body, attempts, next_attempt_at, status, created_at)
+         VALUES (?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM webhook_outbox WHERE thread_id = ?), ?, 0, ?, 'pending', ?)`,
+      ),
+      // The head of each thread's queue, when it is due.
+      due: db.prepare<[number, number], WebhookDelivery>(
+        `SELECT o.* FROM webhook_outbox o
+         JOIN (SELECT thread_id, MIN(seq) AS seq FROM webhook_outbox WHERE status = 'pending' GROUP BY thread_id) h
+           ON h.thread_id = o.thread_id AND h.seq = o.seq
+         WHERE o.next_attempt_at <= ? ORDER BY o.next_attempt_at, o.created_at LIMIT ?`,
+      ),
+      lease: db.prepare("UPDATE webhook_outbox SET attempts = attempts + 1, next_attempt_at = ? WHERE id = ?"),
+      nextDue: db.prepare<[], { at: number | null }>(
+        `SELECT MIN(o.next_attempt_at) AS at FROM webhook_outbox o
+         JOIN (SELECT thread_id, MIN(seq) AS seq FROM webhook_outbox WHERE status = 'pending' GROUP BY thread_id) h
+           ON h.thread_id = o.thread_id AND h.seq = o.seq`,
+      ),
+      settle: db.prepare(
+        `UPDATE webhook_outbox SET status = ?, next_attempt_at = COALESCE(?, next_attempt_at), last_error = COALESCE(?, last_error)
+         WHERE id = ? AND attempts = ? AND status = 'pending'`,
+      ),
+      get: db.prepare<[string], WebhookDelivery>("SELECT * FROM webhook_outbox WHERE id = ?"),
+      list: db.prepare<[string], WebhookDelivery>("SELECT * FROM webhook_outbox WHERE thread_id = ? ORDER BY seq"),
+    };
+  }
+
+  async enqueue(threadId: string, body: string, now: number): Promise<string> {
+    const id = randomUUID();
+    await this.conn.lock.gate(() => this.q.insert.run(id, threadId, threadId, body, now, now));
+    this.enqueued();
+    return id;
+  }
+
+  claimDue(now: number, leaseMs: number, limit: number): Promise<WebhookDelivery[]> {
+    return this.conn.lock.gate(() =>
+      this.conn.db.transaction(() =>
+        this.q.due.all(now, limit).map((r) => {
+          this.q.lease.run(now + leaseMs, r.id);
+          return deliveryFromRow({ ...r, attempts: r.attempts + 1, next_attempt_at: now + leaseMs });
+        }),
+      )(),
+    );
+  }
+
+  nextDueAt(): Promise<number | undefined> {
+    return this.conn.lock.gate(() => this.q.nextDue.get()?.at ?? undefined);
+  }
+
+  settle(id: string, attempt: number, outcome: Parameters<WebhookOutboxStore["settle"]>[2]): Promise<boolean> {
+    const c = settledColumns(outcome);
+    return this.conn.lock.gate(() => this.q.settle.run(c.status, c.nextAt, c.error, id, attempt).changes === 1);
+  }
+
+  get(id: string): Promise<WebhookDelivery | undefined> {
+    return this.conn.lock.gate(() => {
+      const r = this.q.get.get(id);
+      return r ? deliveryFromRow(r) : undefined;
+    });
+  }
+
+  list(threadId: string): Promise<WebhookDelivery[]> {
+    return this.conn.lock.gate(() => this.q.list.all(threadId).map(deliveryFromRow));
+  }
+
+  onEnqueued(listener: () => void): () => void {
+    return this.signal.subscribe(listener);
+  }
+}
