@@ -1,5 +1,6 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { compileAgentGraph } from "../graphs/agent.js";
+import { type Clock, systemClock } from "./clock.js";
 import type { Config } from "./config.js";
 import type { Logger } from "./logger.js";
 import { createModel } from "./model/index.js";
@@ -18,6 +19,8 @@ export interface TollgateOptions {
   model?: BaseChatModel;
   /** Your own tools; defaults to the order-support demo tools. */
   tools?: (store: AnyStore) => TollgateTool[];
+  /** Where "now" comes from (approval deadlines, timestamps); the system clock by default. Tests move a fake one. */
+  clock?: Clock;
 }
 
 export interface Tollgate {
@@ -39,6 +42,7 @@ export interface Tollgate {
  */
 export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
   const { config } = o;
+  const clock = o.clock ?? systemClock;
   // Every line anything here logs is scrubbed of the configured secrets (and credential-shaped
   // strings) first: upstream errors echo API keys and bearer tokens.
   const scrubber = createSecretScrubber(config.secrets);
@@ -49,6 +53,7 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
     databaseUrl: config.databaseUrl,
     poolMax: config.databasePoolSize,
     onError: (msg, err) => log.warn(msg, { message: err instanceof Error ? err.message : String(err) }),
+    clock,
   });
   const tools = o.tools ? o.tools(store) : await demoTools(store, config.testTools);
   const model = o.model ?? createModel({
@@ -71,13 +76,14 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
     log,
     access,
     scrubber,
+    clock,
   );
   // This replica's lease first, then what dead ones left, before anything is served.
   const leases = new LeaseKeeper(ctx, config.replicaLeaseMs);
   const recovered = await leases.start();
   if (recovered) log.warn(`closed ${recovered} run(s) left in flight by a process that is gone`);
   const { limits } = config;
-  const runs = new RunService(ctx, new RunAdmission(limits.runsPerMinute, limits.maxConcurrentRuns, () => ctx.active.size));
+  const runs = new RunService(ctx, new RunAdmission(limits.runsPerMinute, limits.maxConcurrentRuns, () => ctx.active.size, () => clock.now()));
   const expiry = new ExpiryCloser(ctx, config.expirySweepMs);
   expiry.start();
   const app = createApp({

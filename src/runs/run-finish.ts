@@ -40,7 +40,7 @@ export async function finishNormally(ctx: RunContext, run: ActiveRun, end: Graph
   if (interrupted) {
     // A cancel that landed while the run was stopping at the gate still wins: no interrupt opens.
     if (run.controller.signal.aborted) return finishCancelled(ctx, run);
-    const now = Date.now();
+    const now = ctx.clock.now();
     const record: Omit<InterruptRecord, "status" | "decided_at"> = {
       interrupt_id: randomUUID(),
       thread_id: run.threadId,

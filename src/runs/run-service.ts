@@ -97,7 +97,7 @@ export class RunService {
     const runId = randomUUID();
     const claim = () =>
       this.ctx.store.transaction(async (tx) => {
-        const opened = await openGate(this.ctx, tx, p, threadId, interruptId, decisions, edits, runId, Date.now(), () => this.admission.admit(p.sub));
+        const opened = await openGate(this.ctx, tx, p, threadId, interruptId, decisions, edits, runId, this.ctx.clock.now(), () => this.admission.admit(p.sub));
         await tx.runs.start(runId, threadId, "resume");
         return opened;
       });

@@ -72,7 +72,7 @@ export class ThreadService {
   /** `GET /approvals`: every open interrupt `p` may decide as a whole, soonest deadline first. */
   async approvals(p: Principal): Promise<ApprovalList> {
     const { access, store } = this.ctx;
-    const items = (await store.interrupts.listOpen(Date.now()))
+    const items = (await store.interrupts.listOpen(this.ctx.clock.now()))
       .filter((r) => access.mayDecideAll(p, r.owner, r.calls.map((c) => c.policy), r.requester))
       .map((r) => {
         // Through the same exit as `pending`: masked and scrubbed.

@@ -3,6 +3,7 @@ import type { AuditEntry } from "../../protocol/index.js";
 import { AUDIT_KEY_NAME, auditEntry, type AuditRow, keyedHash, rowsForEachCall } from "../audit-records.js";
 import type { AuditRecord, AuditStore, InterruptRecord } from "../types.js";
 import type { Queryable } from "./queryable.js";
+import { type Clock, systemClock } from "../../clock.js";
 
 const COLUMNS = 11;
 
@@ -16,13 +17,14 @@ export class PgAuditStore implements AuditStore {
   constructor(
     private readonly q: Queryable,
     private readonly key: Buffer,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   /**
    * The store with the database's key, made on first use. Insert-if-absent then read: replicas
    * starting together each propose a key, one insert wins, and all of them read that one.
    */
-  static async create(q: Queryable): Promise<PgAuditStore> {
+  static async create(q: Queryable, clock: Clock = systemClock): Promise<PgAuditStore> {
     const read = async () =>
       (await q.query<{ value: string }>("SELECT value FROM tollgate_meta WHERE key = $1", [AUDIT_KEY_NAME])).rows[0]?.value;
     let stored = await read(); // a write only the first time
@@ -33,12 +35,12 @@ export class PgAuditStore implements AuditStore {
       ]);
       stored = (await read())!;
     }
-    return new PgAuditStore(q, Buffer.from(stored, "base64"));
+    return new PgAuditStore(q, Buffer.from(stored, "base64"), clock);
   }
 
   /** The same store (same key) running its SQL on `q`: a transaction's client. */
   on(q: Queryable): PgAuditStore {
-    return new PgAuditStore(q, this.key);
+    return new PgAuditStore(q, this.key, this.clock);
   }
 
   async append(records: readonly AuditRecord[]): Promise<void> {
@@ -68,7 +70,7 @@ export class PgAuditStore implements AuditStore {
     );
   }
 
-  appendForEachCall(record: InterruptRecord, how: Pick<AuditRecord, "decision" | "by" | "reason">, at = Date.now()): Promise<void> {
+  appendForEachCall(record: InterruptRecord, how: Pick<AuditRecord, "decision" | "by" | "reason">, at = this.clock.now()): Promise<void> {
     return this.append(rowsForEachCall(record, how, at));
   }
 

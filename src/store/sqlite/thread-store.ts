@@ -1,6 +1,7 @@
 import { AppError, threadNotFound } from "../../protocol/index.js";
 import type { LastOutcome, ThreadRow, ThreadStatus, ThreadStore } from "../types.js";
 import type { SqliteConn } from "./sqlite-conn.js";
+import { type Clock, systemClock } from "../../clock.js";
 
 /** Threads and their status in SQLite. Every status change is a compare-and-set in SQL. */
 export class SqliteThreadStore implements ThreadStore {
@@ -10,6 +11,7 @@ export class SqliteThreadStore implements ThreadStore {
   constructor(
     private readonly conn: SqliteConn,
     private readonly replicaId: string,
+    private readonly clock: Clock = systemClock,
   ) {
     const { db } = conn;
     this.q = {
@@ -43,12 +45,12 @@ export class SqliteThreadStore implements ThreadStore {
   }
 
   create(threadId: string, owner: string, metadata: Record<string, unknown> = {}): Promise<boolean> {
-    const now = Date.now();
+    const now = this.clock.now();
     return this.conn.lock.gate(() => this.q.insert.run(threadId, JSON.stringify(metadata), owner, now, now).changes === 1);
   }
 
   ensure(threadId: string, owner: string): Promise<ThreadRow> {
-    const now = Date.now();
+    const now = this.clock.now();
     return this.conn.lock.gate(() => {
       this.q.insert.run(threadId, "{}", owner, now, now);
       return this.q.get.get(threadId)!;
@@ -66,7 +68,7 @@ export class SqliteThreadStore implements ThreadStore {
 
   claimIdle(threadId: string, runId: string): Promise<void> {
     return this.conn.lock.gate(() => {
-      if (this.q.claim.run(runId, this.replicaId, runId, Date.now(), threadId).changes === 1) return;
+      if (this.q.claim.run(runId, this.replicaId, runId, this.clock.now(), threadId).changes === 1) return;
       const t = this.q.get.get(threadId);
       if (!t) throw threadNotFound(threadId);
       if (t.status === "waiting_human") {
@@ -78,7 +80,7 @@ export class SqliteThreadStore implements ThreadStore {
 
   claimWaiting(threadId: string, holderId: string, asRun: boolean): Promise<boolean> {
     return this.conn.lock.gate(
-      () => this.q.claimWaiting.run(holderId, this.replicaId, asRun ? holderId : null, Date.now(), threadId).changes === 1,
+      () => this.q.claimWaiting.run(holderId, this.replicaId, asRun ? holderId : null, this.clock.now(), threadId).changes === 1,
     );
   }
 
@@ -90,7 +92,7 @@ export class SqliteThreadStore implements ThreadStore {
     openInterruptId: string | null = null,
   ): Promise<boolean> {
     return this.conn.lock.gate(
-      () => this.q.release.run(to, lastOutcome, openInterruptId, Date.now(), threadId, holderId, this.replicaId).changes === 1,
+      () => this.q.release.run(to, lastOutcome, openInterruptId, this.clock.now(), threadId, holderId, this.replicaId).changes === 1,
     );
   }
 
