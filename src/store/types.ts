@@ -30,6 +30,12 @@ export interface ThreadRow {
   updated_at: number;
 }
 
+/**
+ * How a claim of an idle thread ended. A refusal says why in the store's terms; the runs layer
+ * decides which error (and so which HTTP status) that is.
+ */
+export type IdleClaim = { ok: true } | { ok: false; reason: "not_found" | "awaiting_approval" | "busy" };
+
 /** Threads and their status. Every status change is a compare-and-set in SQL. */
 export interface ThreadStore {
   get(threadId: string): Promise<ThreadRow | undefined>;
@@ -42,10 +48,11 @@ export interface ThreadStore {
   /** Threads newest first, after the `(updated_at, thread_id)` cursor; all owners when `owner` is null. */
   list(owner: string | null, limit: number, after?: { updatedAt: number; threadId: string }): Promise<ThreadRow[]>;
   /**
-   * idle → running under `runId`, held by this replica. Throws `thread_busy` or
-   * `awaiting_approval` (or `thread_not_found`); of two claims arriving together exactly one wins.
+   * idle → running under `runId`, held by this replica; of two claims arriving together exactly
+   * one wins. A refusal writes nothing and says why: no such thread, it waits for approval, or
+   * it is running.
    */
-  claimIdle(threadId: string, runId: string): Promise<void>;
+  claimIdle(threadId: string, runId: string): Promise<IdleClaim>;
   /**
    * waiting_human → running, held by this replica, for a resume (`asRun`: it becomes the latest
    * run) or for closing an interrupt; false if another won.

@@ -1,5 +1,4 @@
-import { AppError, threadNotFound } from "../../protocol/index.js";
-import type { LastOutcome, ThreadRow, ThreadStatus, ThreadStore } from "../types.js";
+import type { IdleClaim, LastOutcome, ThreadRow, ThreadStatus, ThreadStore } from "../types.js";
 import { changedOne, type Queryable } from "./queryable.js";
 import { type Clock, systemClock } from "../../clock.js";
 
@@ -58,19 +57,15 @@ export class PgThreadStore implements ThreadStore {
     return rows;
   }
 
-  async claimIdle(threadId: string, runId: string): Promise<void> {
+  async claimIdle(threadId: string, runId: string): Promise<IdleClaim> {
     const r = await this.q.query(
       `UPDATE threads SET status = 'running', holder_id = $1, latest_run_id = $1, replica_id = $2, updated_at = $3
        WHERE thread_id = $4 AND status = 'idle'`,
       [runId, this.replicaId, this.clock.now(), threadId],
     );
-    if (changedOne(r)) return;
+    if (changedOne(r)) return { ok: true };
     const t = await this.get(threadId);
-    if (!t) throw threadNotFound(threadId);
-    if (t.status === "waiting_human") {
-      throw new AppError("awaiting_approval", "This thread is waiting for approval: resume or cancel it first");
-    }
-    throw new AppError("thread_busy", "A run is already in flight on this thread");
+    return { ok: false, reason: !t ? "not_found" : t.status === "waiting_human" ? "awaiting_approval" : "busy" };
   }
 
   async claimWaiting(threadId: string, holderId: string, asRun: boolean): Promise<boolean> {

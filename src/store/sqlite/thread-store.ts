@@ -1,5 +1,4 @@
-import { AppError, threadNotFound } from "../../protocol/index.js";
-import type { LastOutcome, ThreadRow, ThreadStatus, ThreadStore } from "../types.js";
+import type { IdleClaim, LastOutcome, ThreadRow, ThreadStatus, ThreadStore } from "../types.js";
 import type { SqliteConn } from "./sqlite-conn.js";
 import { type Clock, systemClock } from "../../clock.js";
 
@@ -66,15 +65,11 @@ export class SqliteThreadStore implements ThreadStore {
     return this.conn.lock.gate(() => this.q.list.all(owner, owner, at, at, after?.threadId ?? "", limit));
   }
 
-  claimIdle(threadId: string, runId: string): Promise<void> {
-    return this.conn.lock.gate(() => {
-      if (this.q.claim.run(runId, this.replicaId, runId, this.clock.now(), threadId).changes === 1) return;
+  claimIdle(threadId: string, runId: string): Promise<IdleClaim> {
+    return this.conn.lock.gate((): IdleClaim => {
+      if (this.q.claim.run(runId, this.replicaId, runId, this.clock.now(), threadId).changes === 1) return { ok: true };
       const t = this.q.get.get(threadId);
-      if (!t) throw threadNotFound(threadId);
-      if (t.status === "waiting_human") {
-        throw new AppError("awaiting_approval", "This thread is waiting for approval: resume or cancel it first");
-      }
-      throw new AppError("thread_busy", "A run is already in flight on this thread");
+      return { ok: false, reason: !t ? "not_found" : t.status === "waiting_human" ? "awaiting_approval" : "busy" };
     });
   }
 
