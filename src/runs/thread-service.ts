@@ -8,7 +8,8 @@ import {
   type ThreadList,
   type ThreadView,
 } from "../protocol/index.js";
-import { interruptPayload, type ThreadRow } from "../store/index.js";
+import type { ThreadRow } from "../store/index.js";
+import { interruptPayload } from "./interrupt-payload.js";
 import type { RunContext } from "./run-context.js";
 import { seeThread } from "./thread-access.js";
 import { readThreadView } from "./thread-view.js";

@@ -4,9 +4,8 @@ import { openSqliteStore, type SqliteStore } from "./sqlite/index.js";
 import type { PostgresStore } from "./postgres/index.js";
 
 export type * from "./types.js";
-export { interruptPayload } from "./interrupt-records.js";
 export { callRow } from "./audit-records.js";
-export { isStorageFault, storageUnavailable } from "./storage-fault.js";
+export { isStorageFault } from "./storage-fault.js";
 export { openSqliteStore, openDatabase, type Db, type SqliteStore } from "./sqlite/index.js";
 export type { PostgresStore } from "./postgres/index.js";
 

@@ -10,7 +10,9 @@ import type { AuditEntry, EventType, InterruptPayload, LastOutcome, PendingCall,
  * a read-then-write that must hold together runs inside `Store.transaction`.
  */
 
-export type { LastOutcome, ThreadStatus } from "../protocol/index.js";
+export type { LastOutcome, LoggedEvent, ThreadStatus } from "../protocol/index.js";
+// The log's unit is the wire's: defined in protocol, next to the SSE frame it becomes.
+import type { LoggedEvent } from "../protocol/index.js";
 
 export interface ThreadRow {
   thread_id: string;
@@ -114,13 +116,6 @@ export interface InterruptStore {
 }
 
 export type RunKind = "message" | "resume";
-
-/** One logged event: its JSON `data` is kept as the exact string that went on the wire. */
-export interface LoggedEvent {
-  seq: number;
-  type: EventType;
-  data: string;
-}
 
 export interface RunRow {
   run_id: string;
