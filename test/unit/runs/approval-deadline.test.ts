@@ -55,6 +55,7 @@ it("expires_at is the injected clock plus the TTL; one millisecond before it an 
   const t = await open(clock);
   const p = await interrupted(t, "in-time");
   expect(p.expires_at).toBe(new Date(Date.UTC(2030, 0, 1) + TTL_MS).toISOString());
+  expect(p).toMatchObject({ thread_id: "in-time", resume_url: "/threads/in-time/resume" });
 
   clock.advance(TTL_MS - 1);
   expect(await t.expiry.sweep()).toBe(0);
