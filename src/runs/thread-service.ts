@@ -9,6 +9,7 @@ import {
   type ThreadView,
 } from "../protocol/index.js";
 import type { ThreadRow } from "../store/index.js";
+import { auditEntry } from "./audit-entry.js";
 import { interruptPayload } from "./interrupt-payload.js";
 import type { RunContext } from "./run-context.js";
 import { seeThread } from "./thread-access.js";
@@ -67,7 +68,7 @@ export class ThreadService {
   /** `GET /threads/:id/audit`: readable by whoever may read the thread. */
   async audit(p: Principal, threadId: string): Promise<AuditTrail> {
     await seeThread(this.ctx, p, threadId);
-    return { thread_id: threadId, entries: await this.ctx.store.audit.list(threadId) };
+    return { thread_id: threadId, entries: (await this.ctx.store.audit.list(threadId)).map(auditEntry) };
   }
 
   /** `GET /approvals`: every open interrupt `p` may decide as a whole, soonest deadline first. */

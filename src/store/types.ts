@@ -169,6 +169,15 @@ export interface AuditRecord {
   at: number;
 }
 
+/**
+ * One row of a thread's audit trail as the store reads it back (times in ms), with what the
+ * ledger knows of the execution it approved; runs turns it into the wire's `AuditEntry`.
+ */
+export interface AuditTrailEntry extends Omit<AuditEntry, "at" | "executed"> {
+  at: number;
+  executed?: { status: NonNullable<AuditEntry["executed"]>["status"]; at: number };
+}
+
 /** The append-only audit trail (the database refuses updates and deletes). */
 export interface AuditStore {
   /** Appends the rows; call inside the transaction that makes the decision. */
@@ -176,7 +185,7 @@ export interface AuditStore {
   /** One row per pending call of `record`, all decided the same way (expiry, cancel, a voided decision). */
   appendForEachCall(record: InterruptRecord, how: Pick<AuditRecord, "decision" | "by" | "reason">, at?: number): Promise<void>;
   /** The thread's trail, oldest first, each approved call joined with what the ledger knows. */
-  list(threadId: string): Promise<AuditEntry[]>;
+  list(threadId: string): Promise<AuditTrailEntry[]>;
   /** Whether `sub` decided an interrupt of this thread (an approver keeps read access to it). */
   decidedBy(threadId: string, sub: string): Promise<boolean>;
   /** HMAC-SHA256 of canonical JSON under this database's key (made once per database). */

@@ -1,7 +1,6 @@
 import { randomBytes } from "node:crypto";
-import type { AuditEntry } from "../../protocol/index.js";
-import { AUDIT_KEY_NAME, auditEntry, type AuditRow, keyedHash, rowsForEachCall } from "../audit-records.js";
-import type { AuditRecord, AuditStore, InterruptRecord } from "../types.js";
+import { AUDIT_KEY_NAME, type AuditRow, keyedHash, rowsForEachCall, trailEntry } from "../audit-records.js";
+import type { AuditRecord, AuditStore, AuditTrailEntry, InterruptRecord } from "../types.js";
 import type { Queryable } from "./queryable.js";
 import { type Clock, systemClock } from "../../clock.js";
 
@@ -74,7 +73,7 @@ export class PgAuditStore implements AuditStore {
     return this.append(rowsForEachCall(record, how, at));
   }
 
-  async list(threadId: string): Promise<AuditEntry[]> {
+  async list(threadId: string): Promise<AuditTrailEntry[]> {
     // As in SQLite: execution comes from the ledger, matched on the arguments that were to run, and
     // only for a call's last row in its interrupt (a decision that was voided and made again).
     const { rows } = await this.q.query<AuditRow>(
@@ -87,7 +86,7 @@ export class PgAuditStore implements AuditStore {
        WHERE a.thread_id = $1 ORDER BY a.id`,
       [threadId],
     );
-    return rows.map(auditEntry);
+    return rows.map(trailEntry);
   }
 
   async decidedBy(threadId: string, sub: string): Promise<boolean> {

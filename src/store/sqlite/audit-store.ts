@@ -1,7 +1,6 @@
 import { randomBytes } from "node:crypto";
-import type { AuditEntry } from "../../protocol/index.js";
-import { AUDIT_KEY_NAME, auditEntry, type AuditRow, keyedHash, rowsForEachCall } from "../audit-records.js";
-import type { AuditRecord, AuditStore, InterruptRecord } from "../types.js";
+import { AUDIT_KEY_NAME, type AuditRow, keyedHash, rowsForEachCall, trailEntry } from "../audit-records.js";
+import type { AuditRecord, AuditStore, AuditTrailEntry, InterruptRecord } from "../types.js";
 import type { SqliteConn } from "./sqlite-conn.js";
 import { type Clock, systemClock } from "../../clock.js";
 
@@ -77,8 +76,8 @@ export class SqliteAuditStore implements AuditStore {
     return this.append(rowsForEachCall(record, how, at));
   }
 
-  list(threadId: string): Promise<AuditEntry[]> {
-    return this.conn.lock.gate(() => this.q.list.all(threadId).map(auditEntry));
+  list(threadId: string): Promise<AuditTrailEntry[]> {
+    return this.conn.lock.gate(() => this.q.list.all(threadId).map(trailEntry));
   }
 
   decidedBy(threadId: string, sub: string): Promise<boolean> {
