@@ -251,5 +251,3 @@ export interface Store extends StoreOps {
   readable(): Promise<boolean>;
   close(): Promise<void>;
 }
-
-export type { InterruptPayload };
