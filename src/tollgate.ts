@@ -1,5 +1,6 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { compileAgentGraph } from "../graphs/agent.js";
+import { type Clock, systemClock } from "./clock.js";
 import type { Config } from "./config.js";
 import type { Logger } from "./logger.js";
 import { createModel } from "./model/index.js";
@@ -20,6 +21,8 @@ export interface TollgateOptions {
   tools?: (store: AnyStore) => TollgateTool[];
   /** Told the outcome of each approval webhook attempt (for counters). */
   onWebhookOutcome?: (outcome: WebhookOutcome) => void;
+  /** Where "now" comes from (approval deadlines, timestamps); the system clock by default. Tests move a fake one. */
+  clock?: Clock;
 }
 
 export interface Tollgate {
@@ -41,6 +44,7 @@ export interface Tollgate {
  */
 export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
   const { config } = o;
+  const clock = o.clock ?? systemClock;
   // Every line anything here logs is scrubbed of the configured secrets (and credential-shaped
   // strings) first: upstream errors echo API keys and bearer tokens.
   const scrubber = createSecretScrubber(config.secrets);
@@ -51,6 +55,7 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
     databaseUrl: config.databaseUrl,
     poolMax: config.databasePoolSize,
     onError: (msg, err) => log.warn(msg, { message: err instanceof Error ? err.message : String(err) }),
+    clock,
   });
   const tools = o.tools ? o.tools(store) : await demoTools(store, config.testTools);
   const model = o.model ?? createModel({
@@ -73,18 +78,19 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
     log,
     access,
     scrubber,
+    clock,
   );
   // This replica's lease first, then what dead ones left, before anything is served.
   const leases = new LeaseKeeper(ctx, config.replicaLeaseMs);
   const recovered = await leases.start();
   if (recovered) log.warn(`closed ${recovered} run(s) left in flight by a process that is gone`);
   const { limits } = config;
-  const runs = new RunService(ctx, new RunAdmission(limits.runsPerMinute, limits.maxConcurrentRuns, () => ctx.active.size));
+  const runs = new RunService(ctx, new RunAdmission(limits.runsPerMinute, limits.maxConcurrentRuns, () => ctx.active.size, () => clock.now()));
   const expiry = new ExpiryCloser(ctx, config.expirySweepMs);
   expiry.start();
   // Approval webhooks only when configured: without a URL nothing is enqueued or sent.
   const webhooks = config.webhook
-    ? new WebhookDispatcher({ ...config.webhook, outbox: store.webhooks, log, onOutcome: o.onWebhookOutcome && ((outcome) => o.onWebhookOutcome!(outcome)) })
+    ? new WebhookDispatcher({ ...config.webhook, outbox: store.webhooks, log, now: () => clock.now(), onOutcome: o.onWebhookOutcome && ((outcome) => o.onWebhookOutcome!(outcome)) })
     : undefined;
   webhooks?.start();
   const app = createApp({

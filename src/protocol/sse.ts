@@ -1,4 +1,15 @@
-import type { ProtocolEvent } from "./events.js";
+import type { EventType, ProtocolEvent } from "./events.js";
+
+/**
+ * One event of a run as its log keeps it and the stream sends it: the run's sequence number, the
+ * event's type and its JSON `data` as the exact string that first went on the wire, so a replay
+ * sends the same bytes.
+ */
+export interface LoggedEvent {
+  seq: number;
+  type: EventType;
+  data: string;
+}
 
 /** `<run_id>:<seq>`, the SSE id of every frame. */
 export function eventId(runId: string, seq: number): string {

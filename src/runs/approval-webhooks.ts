@@ -1,5 +1,6 @@
 import { approvalWebhookBody, type ApprovalWebhook } from "../ops/index.js";
-import { interruptPayload, type InterruptRecord, type StoreOps } from "../store/index.js";
+import type { InterruptRecord, StoreOps } from "../store/index.js";
+import { interruptPayload } from "./interrupt-payload.js";
 import type { RunContext } from "./run-context.js";
 
 /**

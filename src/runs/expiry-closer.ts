@@ -35,7 +35,7 @@ export class ExpiryCloser {
   /** Due interrupts; none while the database cannot be read (the next sweep tries again). */
   private async listExpired() {
     try {
-      return await this.ctx.store.interrupts.listExpired(Date.now());
+      return await this.ctx.store.interrupts.listExpired(this.ctx.clock.now());
     } catch (err) {
       if (!isStorageFault(err)) throw err;
       return [];

@@ -1,5 +1,7 @@
 export { RunService } from "./run-service.js";
 export type { CancelResult } from "./run-service.js";
+export { storageFaultError } from "./storage-errors.js";
+export { interruptPayload } from "./interrupt-payload.js";
 export { RunContext } from "./run-context.js";
 export type { ActiveRun, RunSettings } from "./run-context.js";
 export { ExpiryCloser } from "./expiry-closer.js";

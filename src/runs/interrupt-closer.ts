@@ -61,7 +61,7 @@ async function close(
       if (!(await tx.threads.claimWaiting(threadId, holder, false))) throw new LostRace(); // rolls back the first
       const reason = to === "expired" ? "approval window closed" : "cancelled";
       const record = (await tx.interrupts.get(interruptId))!;
-      const at = Date.now();
+      const at = ctx.clock.now();
       await tx.audit.appendForEachCall(record, { decision: to, by, reason }, at);
       await enqueueApprovalWebhook(ctx, tx, record, `approval.${to}`, at, by ? { decided_by: by } : {});
     });

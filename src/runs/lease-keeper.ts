@@ -30,6 +30,9 @@ export class LeaseKeeper {
   constructor(
     private readonly ctx: RunContext,
     private readonly leaseMs: number,
+    // The system clock even when a test injects another (`RunContext.clock`): this measures how
+    // late this process's own renewal timers run, in real time. The leases themselves are
+    // compared on the database's clock (PostgreSQL), the one clock every replica shares.
     private readonly now: () => number = Date.now,
   ) {}
 

@@ -13,7 +13,7 @@ const RESTARTED: ToolOutcome = { status: "error", error: "not executed: the serv
  * log ended with exactly one terminal event. Of several survivors sweeping at once, one takes
  * each thread (compare-and-set). Returns how many threads it took over.
  */
-export async function recoverInterruptedRuns(ctx: RunContext, now = Date.now()): Promise<number> {
+export async function recoverInterruptedRuns(ctx: RunContext, now = ctx.clock.now()): Promise<number> {
   const { replicas, runs } = ctx.store;
   let taken = 0;
   for (const t of await replicas.listOrphaned(now)) {

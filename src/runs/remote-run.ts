@@ -59,6 +59,7 @@ export async function* followStoredRun(store: Store, runId: string, afterSeq: nu
 
 /** Asks the replica running `runId` to cancel it, and waits (bounded) for the run to end. */
 export async function cancelRemoteRun(store: Store, runId: string, reason: CancelReason): Promise<RunRow | undefined> {
+  // Elapsed time on the system clock, not the injected one: this bounds a real wait on notices.
   const deadline = Date.now() + REMOTE_CANCEL_WAIT_MS;
   for (;;) {
     const notice = nextNotice(store.bus, runId);

@@ -1,5 +1,6 @@
 import type { AgentGraph } from "../../graphs/agent.js";
 import type { Access } from "../auth/index.js";
+import { type Clock, systemClock } from "../clock.js";
 import type { Logger } from "../logger.js";
 import { createSecretScrubber, Redactor, type SecretScrubber } from "../ops/index.js";
 import type { Store } from "../store/index.js";
@@ -67,6 +68,8 @@ export class RunContext {
     readonly access: Access,
     /** The secrets to scrub (`config.secrets`); by default only what looks like a credential. */
     scrubber: SecretScrubber = createSecretScrubber(),
+    /** Where "now" comes from for deadlines (the store stamps its rows with the same one). */
+    readonly clock: Clock = systemClock,
   ) {
     this.redactor = new Redactor(registry, scrubber);
     this.persister = new EventPersister(store.runs, (err, queued) =>

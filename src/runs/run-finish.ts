@@ -4,7 +4,8 @@ import type { AgentStateType } from "../../graphs/state.js";
 import { closingOutcomes, unansweredCalls } from "../../graphs/tool-messages.js";
 import { ModelCallError } from "../model/index.js";
 import type { EventBody } from "../protocol/index.js";
-import { interruptPayload, type InterruptRecord, isStorageFault, type StoreOps } from "../store/index.js";
+import { type InterruptRecord, isStorageFault, type StoreOps } from "../store/index.js";
+import { interruptPayload } from "./interrupt-payload.js";
 import { hashArgs, type ToolOutcome } from "../tools/index.js";
 import { toolResultEvent } from "./adapter.js";
 import { enqueueApprovalWebhook } from "./approval-webhooks.js";
@@ -41,7 +42,7 @@ export async function finishNormally(ctx: RunContext, run: ActiveRun, end: Graph
   if (interrupted) {
     // A cancel that landed while the run was stopping at the gate still wins: no interrupt opens.
     if (run.controller.signal.aborted) return finishCancelled(ctx, run);
-    const now = Date.now();
+    const now = ctx.clock.now();
     const record: Omit<InterruptRecord, "status" | "decided_at"> = {
       interrupt_id: randomUUID(),
       thread_id: run.threadId,

@@ -2,7 +2,9 @@ import { randomUUID } from "node:crypto";
 import type { AgentUpdate } from "../../graphs/state.js";
 import { AppError, CANCEL_REASONS, threadNotFound, type CancelReason } from "../protocol/index.js";
 import type { Principal } from "../auth/index.js";
-import { isStorageFault, type LoggedEvent, storageUnavailable, type ThreadRow, type ThreadStatus } from "../store/index.js";
+import { isStorageFault, type LoggedEvent, type ThreadRow, type ThreadStatus } from "../store/index.js";
+import { storageUnavailable } from "./storage-errors.js";
+import { claimRefusal } from "./claim-refusal.js";
 import { NO_EDITS, prepareEdits, type PreparedEdits } from "./edit-check.js";
 import { RunAdmission } from "./run-admission.js";
 import { closeInterrupt } from "./interrupt-closer.js";
@@ -59,7 +61,8 @@ export class RunService {
         if (!this.ctx.access.owns(p, thread.owner)) throw threadNotFound(threadId);
         if (!this.ctx.access.mayStartRuns(p)) throw new AppError("forbidden", "Starting runs needs the role 'user'");
         this.admission.admit(p.sub);
-        await tx.threads.claimIdle(threadId, runId);
+        const claimed = await tx.threads.claimIdle(threadId, runId);
+        if (!claimed.ok) throw claimRefusal(threadId, claimed.reason); // rolls back the thread `ensure` made
         await tx.threads.setTitle(threadId, message.replace(/\s+/g, " ").trim().slice(0, TITLE_CHARS));
         await tx.runs.start(runId, threadId, "message", encodeRunInput(userMessage));
       });
@@ -97,7 +100,7 @@ export class RunService {
     const runId = randomUUID();
     const claim = () =>
       this.ctx.store.transaction(async (tx) => {
-        const opened = await openGate(this.ctx, tx, p, threadId, interruptId, decisions, edits, runId, Date.now(), () => this.admission.admit(p.sub));
+        const opened = await openGate(this.ctx, tx, p, threadId, interruptId, decisions, edits, runId, this.ctx.clock.now(), () => this.admission.admit(p.sub));
         await tx.runs.start(runId, threadId, "resume");
         return opened;
       });

@@ -181,7 +181,7 @@ async function settleState(ctx: RunContext, o: Orphan): Promise<void> {
       const reason = "decision not applied (the database refused the run); waiting for a new one";
       if (record) await tx.audit.appendForEachCall(record, { decision: "superseded", by: null, reason });
       // Whoever heard it was decided hears it is waiting again (the same interrupt, requested anew).
-      if (record) await enqueueApprovalWebhook(ctx, tx, record, "approval.requested", Date.now());
+      if (record) await enqueueApprovalWebhook(ctx, tx, record, "approval.requested", ctx.clock.now());
       if (runId) await endRun(ctx, tx, runId, o, []);
     });
     return;

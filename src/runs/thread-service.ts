@@ -8,7 +8,9 @@ import {
   type ThreadList,
   type ThreadView,
 } from "../protocol/index.js";
-import { interruptPayload, type ThreadRow } from "../store/index.js";
+import type { ThreadRow } from "../store/index.js";
+import { auditEntry } from "./audit-entry.js";
+import { interruptPayload } from "./interrupt-payload.js";
 import type { RunContext } from "./run-context.js";
 import { seeThread } from "./thread-access.js";
 import { readThreadView } from "./thread-view.js";
@@ -66,13 +68,13 @@ export class ThreadService {
   /** `GET /threads/:id/audit`: readable by whoever may read the thread. */
   async audit(p: Principal, threadId: string): Promise<AuditTrail> {
     await seeThread(this.ctx, p, threadId);
-    return { thread_id: threadId, entries: await this.ctx.store.audit.list(threadId) };
+    return { thread_id: threadId, entries: (await this.ctx.store.audit.list(threadId)).map(auditEntry) };
   }
 
   /** `GET /approvals`: every open interrupt `p` may decide as a whole, soonest deadline first. */
   async approvals(p: Principal): Promise<ApprovalList> {
     const { access, store } = this.ctx;
-    const items = (await store.interrupts.listOpen(Date.now()))
+    const items = (await store.interrupts.listOpen(this.ctx.clock.now()))
       .filter((r) => access.mayDecideAll(p, r.owner, r.calls.map((c) => c.policy), r.requester))
       .map((r) => {
         // Through the same exit as `pending`: masked and scrubbed.

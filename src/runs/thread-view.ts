@@ -2,7 +2,7 @@ import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langcha
 import type { AgentStateType } from "../../graphs/state.js";
 import { outcomeOf } from "../../graphs/tool-messages.js";
 import { AppError, threadNotFound, type ThreadMessage, type ThreadView } from "../protocol/index.js";
-import { interruptPayload } from "../store/index.js";
+import { interruptPayload } from "./interrupt-payload.js";
 import type { RunContext } from "./run-context.js";
 import { holdsInput, inputMessage, runInputOf } from "./run-input.js";
 

@@ -1,13 +1,13 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { AppError, ERROR_STATUS, type ErrorBody } from "../protocol/index.js";
-import { isStorageFault, storageUnavailable } from "../store/index.js";
 import type { AppDeps } from "./app-deps.js";
 import { hostGuard, jsonBodies, originGuard } from "./edge-guard.js";
 import { identityRoutes } from "./identity-routes.js";
 import { openApiRoutes } from "./openapi.js";
 import { BodyAborted } from "./parse-body.js";
 import { authenticate } from "./principal-context.js";
+import { storageFaultError } from "../runs/index.js";
 import { runsRoutes } from "./runs-routes.js";
 import { threadsRoutes } from "./threads-routes.js";
 import { webPageRoutes } from "./web-page.js";
@@ -60,9 +60,10 @@ export function createApp(deps: AppDeps): Hono {
       deps.log.warn("request body aborted", { method: c.req.method, path: c.req.path.slice(0, 200), reason: (err as Error).message });
       return c.json<ErrorBody>({ error: { code: "invalid_request", message: "The request body could not be read" } }, 400);
     }
-    if (isStorageFault(err)) {
+    const storage = storageFaultError(err);
+    if (storage) {
       deps.log.warn("storage unavailable", { method: c.req.method, path: c.req.path, message: (err as Error).message });
-      err = storageUnavailable();
+      err = storage;
     }
     if (err instanceof AppError) {
       const status = ERROR_STATUS[err.code];

@@ -1,5 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
+import { type Clock, systemClock } from "../clock.js";
 import type { Logger } from "../logger.js";
 
 /** How often a summary of evicted connections is logged, at most. */
@@ -13,7 +14,7 @@ const LOG_EVERY_MS = 10_000;
  * arriving) is closed to make room; a stream being answered is never cut. Only when every
  * connection is such a stream is the newcomer refused.
  */
-export function capConnections(server: Server, max: number, log: Logger): void {
+export function capConnections(server: Server, max: number, log: Logger, clock: Clock = systemClock): void {
   // Insertion order = age, so the first evictable one found is the oldest.
   const open = new Set<Socket>();
   const answering = new WeakMap<Socket, number>();
@@ -49,8 +50,8 @@ export function capConnections(server: Server, max: number, log: Logger): void {
       }
       (victim ?? socket).destroy();
       evicted++;
-      if (Date.now() - lastLog > LOG_EVERY_MS) {
-        lastLog = Date.now();
+      if (clock.now() - lastLog > LOG_EVERY_MS) {
+        lastLog = clock.now();
         log.warn("connection cap reached; closed the oldest idle or half-open connections", { max, closed: evicted });
         evicted = 0;
       }

@@ -1,6 +1,5 @@
-import { HEARTBEAT_FRAME, sseFrame } from "../protocol/index.js";
+import { HEARTBEAT_FRAME, type LoggedEvent, sseFrame } from "../protocol/index.js";
 import type { Logger } from "../logger.js";
-import type { LoggedEvent } from "../store/index.js";
 
 export const SSE_HEADERS = {
   "Content-Type": "text/event-stream; charset=utf-8",

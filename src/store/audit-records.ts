@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
-import type { AuditDecision, AuditEntry, ToolStatus } from "../protocol/index.js";
+import type { AuditDecision, ToolStatus } from "../protocol/index.js";
 import { canonicalJson } from "../tools/args-hash.js";
-import type { AuditRecord, InterruptCall, InterruptRecord } from "./types.js";
+import type { AuditRecord, AuditTrailEntry, InterruptCall, InterruptRecord } from "./types.js";
 
 /** An audit row joined with the ledger row of the execution it approved, as both databases read it. */
 export interface AuditRow {
@@ -38,10 +38,10 @@ export function rowsForEachCall(record: InterruptRecord, how: Pick<AuditRecord, 
   return record.calls.map((call) => ({ ...callRow(record, call, how.by, at), decision: how.decision, reason: how.reason }));
 }
 
-/** The entry `GET /threads/:id/audit` shows for a row. */
-export function auditEntry(r: AuditRow): AuditEntry {
-  const entry: AuditEntry = {
-    at: new Date(r.at).toISOString(),
+/** The trail entry of a row: the execution it approved, as far as the ledger knows it. */
+export function trailEntry(r: AuditRow): AuditTrailEntry {
+  const entry: AuditTrailEntry = {
+    at: r.at,
     interrupt_id: r.interrupt_id,
     call_id: r.call_id,
     tool: r.tool,
@@ -53,10 +53,10 @@ export function auditEntry(r: AuditRow): AuditEntry {
   if (r.edited_args_hash) entry.edited_args_hash = r.edited_args_hash;
   if (r.ledger_status === "settled" && r.ledger_outcome) {
     const outcome = JSON.parse(r.ledger_outcome) as { status: ToolStatus };
-    entry.executed = { status: outcome.status, at: new Date(r.settled_at ?? r.started_at!).toISOString() };
+    entry.executed = { status: outcome.status, at: r.settled_at ?? r.started_at! };
   } else if (r.ledger_status === "executing") {
     // Claimed and not settled: still running, or the process died while it ran.
-    entry.executed = { status: "unknown", at: new Date(r.started_at!).toISOString() };
+    entry.executed = { status: "unknown", at: r.started_at! };
   }
   return entry;
 }

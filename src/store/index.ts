@@ -1,11 +1,11 @@
+import type { Clock } from "../clock.js";
 import type { Store } from "./types.js";
 import { openSqliteStore, type SqliteStore } from "./sqlite/index.js";
 import type { PostgresStore } from "./postgres/index.js";
 
 export type * from "./types.js";
-export { interruptPayload } from "./interrupt-records.js";
 export { callRow } from "./audit-records.js";
-export { isStorageFault, storageUnavailable } from "./storage-fault.js";
+export { isStorageFault } from "./storage-fault.js";
 export { openSqliteStore, openDatabase, type Db, type SqliteStore } from "./sqlite/index.js";
 export type { PostgresStore } from "./postgres/index.js";
 
@@ -19,14 +19,16 @@ export interface StoreSettings {
   /** Connections per replica (PostgreSQL). */
   poolMax?: number;
   onError?: (msg: string, err: unknown) => void;
+  /** Where "now" comes from for the rows' timestamps; the system clock when not given. */
+  clock?: Clock;
 }
 
 /** Opens the store the settings name, migrated and ready. */
 export async function openStore(s: StoreSettings): Promise<AnyStore> {
-  if (!s.databaseUrl) return openSqliteStore(s.dataDir);
+  if (!s.databaseUrl) return openSqliteStore(s.dataDir, { clock: s.clock });
   // Loaded only when asked for: a SQLite deployment never loads the PostgreSQL driver.
   const { openPostgresStore } = await import("./postgres/index.js");
-  return openPostgresStore(s.databaseUrl, { poolMax: s.poolMax, onError: s.onError });
+  return openPostgresStore(s.databaseUrl, { poolMax: s.poolMax, onError: s.onError, clock: s.clock });
 }
 
 export type { Store };

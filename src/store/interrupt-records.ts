@@ -1,4 +1,3 @@
-import type { InterruptPayload } from "../protocol/index.js";
 import type { InterruptCall, InterruptRecord } from "./types.js";
 
 /** An interrupt row as both databases store it: the calls as JSON text. */
@@ -16,15 +15,4 @@ export function interruptFromRow(r: InterruptRow, keyedHash: (v: unknown) => str
     (c): InterruptCall => ({ policy: "approver", editable: false, args_schema: {}, audit_hash: c.audit_hash ?? keyedHash({ args_hash: c.args_hash }), ...c }),
   );
   return { ...r, calls };
-}
-
-/** The interrupt as the `interrupt` event and `GET /threads/:id` show it. */
-export function interruptPayload(r: InterruptRecord): InterruptPayload {
-  return {
-    thread_id: r.thread_id,
-    interrupt_id: r.interrupt_id,
-    calls: r.calls.map(({ args_hash: _bound, audit_hash: _audited, ...shown }) => shown),
-    expires_at: new Date(r.expires_at).toISOString(),
-    resume_url: `/threads/${encodeURIComponent(r.thread_id)}/resume`,
-  };
 }

@@ -1,4 +1,3 @@
-import { AppError } from "../protocol/index.js";
 // The classification only: pg-fault.ts needs no driver, so SQLite deployments never load `pg`.
 import { pgStorageFault } from "./postgres/pg-fault.js";
 
@@ -25,9 +24,4 @@ function sqliteFault(err: unknown): boolean {
     if (typeof code === "string" && TRANSIENT.some((c) => code === c || code.startsWith(`${c}_`))) return true;
   }
   return false;
-}
-
-/** What a client is told: the database is unreachable, full or locked; nothing applied, retry. */
-export function storageUnavailable(): AppError {
-  return new AppError("storage_unavailable", "The database is unavailable (locked, full or failing); nothing was applied, try again");
 }

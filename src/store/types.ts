@@ -10,7 +10,9 @@ import type { AuditEntry, EventType, InterruptPayload, LastOutcome, PendingCall,
  * a read-then-write that must hold together runs inside `Store.transaction`.
  */
 
-export type { LastOutcome, ThreadStatus } from "../protocol/index.js";
+export type { LastOutcome, LoggedEvent, ThreadStatus } from "../protocol/index.js";
+// The log's unit is the wire's: defined in protocol, next to the SSE frame it becomes.
+import type { LoggedEvent } from "../protocol/index.js";
 
 export interface ThreadRow {
   thread_id: string;
@@ -30,6 +32,12 @@ export interface ThreadRow {
   updated_at: number;
 }
 
+/**
+ * How a claim of an idle thread ended. A refusal says why in the store's terms; the runs layer
+ * decides which error (and so which HTTP status) that is.
+ */
+export type IdleClaim = { ok: true } | { ok: false; reason: "not_found" | "awaiting_approval" | "busy" };
+
 /** Threads and their status. Every status change is a compare-and-set in SQL. */
 export interface ThreadStore {
   get(threadId: string): Promise<ThreadRow | undefined>;
@@ -42,10 +50,11 @@ export interface ThreadStore {
   /** Threads newest first, after the `(updated_at, thread_id)` cursor; all owners when `owner` is null. */
   list(owner: string | null, limit: number, after?: { updatedAt: number; threadId: string }): Promise<ThreadRow[]>;
   /**
-   * idle → running under `runId`, held by this replica. Throws `thread_busy` or
-   * `awaiting_approval` (or `thread_not_found`); of two claims arriving together exactly one wins.
+   * idle → running under `runId`, held by this replica; of two claims arriving together exactly
+   * one wins. A refusal writes nothing and says why: no such thread, it waits for approval, or
+   * it is running.
    */
-  claimIdle(threadId: string, runId: string): Promise<void>;
+  claimIdle(threadId: string, runId: string): Promise<IdleClaim>;
   /**
    * waiting_human → running, held by this replica, for a resume (`asRun`: it becomes the latest
    * run) or for closing an interrupt; false if another won.
@@ -108,13 +117,6 @@ export interface InterruptStore {
 
 export type RunKind = "message" | "resume";
 
-/** One logged event: its JSON `data` is kept as the exact string that went on the wire. */
-export interface LoggedEvent {
-  seq: number;
-  type: EventType;
-  data: string;
-}
-
 export interface RunRow {
   run_id: string;
   thread_id: string;
@@ -167,6 +169,15 @@ export interface AuditRecord {
   at: number;
 }
 
+/**
+ * One row of a thread's audit trail as the store reads it back (times in ms), with what the
+ * ledger knows of the execution it approved; runs turns it into the wire's `AuditEntry`.
+ */
+export interface AuditTrailEntry extends Omit<AuditEntry, "at" | "executed"> {
+  at: number;
+  executed?: { status: NonNullable<AuditEntry["executed"]>["status"]; at: number };
+}
+
 /** The append-only audit trail (the database refuses updates and deletes). */
 export interface AuditStore {
   /** Appends the rows; call inside the transaction that makes the decision. */
@@ -174,7 +185,7 @@ export interface AuditStore {
   /** One row per pending call of `record`, all decided the same way (expiry, cancel, a voided decision). */
   appendForEachCall(record: InterruptRecord, how: Pick<AuditRecord, "decision" | "by" | "reason">, at?: number): Promise<void>;
   /** The thread's trail, oldest first, each approved call joined with what the ledger knows. */
-  list(threadId: string): Promise<AuditEntry[]>;
+  list(threadId: string): Promise<AuditTrailEntry[]>;
   /** Whether `sub` decided an interrupt of this thread (an approver keeps read access to it). */
   decidedBy(threadId: string, sub: string): Promise<boolean>;
   /** HMAC-SHA256 of canonical JSON under this database's key (made once per database). */
@@ -289,5 +300,3 @@ export interface Store extends StoreOps {
   readable(): Promise<boolean>;
   close(): Promise<void>;
 }
-
-export type { InterruptPayload };

@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
-import type { AuditEntry } from "../../protocol/index.js";
-import { AUDIT_KEY_NAME, auditEntry, type AuditRow, keyedHash, rowsForEachCall } from "../audit-records.js";
-import type { AuditRecord, AuditStore, InterruptRecord } from "../types.js";
+import { AUDIT_KEY_NAME, type AuditRow, keyedHash, rowsForEachCall, trailEntry } from "../audit-records.js";
+import type { AuditRecord, AuditStore, AuditTrailEntry, InterruptRecord } from "../types.js";
 import type { Queryable } from "./queryable.js";
+import { type Clock, systemClock } from "../../clock.js";
 
 const COLUMNS = 11;
 
@@ -16,13 +16,14 @@ export class PgAuditStore implements AuditStore {
   constructor(
     private readonly q: Queryable,
     private readonly key: Buffer,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   /**
    * The store with the database's key, made on first use. Insert-if-absent then read: replicas
    * starting together each propose a key, one insert wins, and all of them read that one.
    */
-  static async create(q: Queryable): Promise<PgAuditStore> {
+  static async create(q: Queryable, clock: Clock = systemClock): Promise<PgAuditStore> {
     const read = async () =>
       (await q.query<{ value: string }>("SELECT value FROM tollgate_meta WHERE key = $1", [AUDIT_KEY_NAME])).rows[0]?.value;
     let stored = await read(); // a write only the first time
@@ -33,12 +34,12 @@ export class PgAuditStore implements AuditStore {
       ]);
       stored = (await read())!;
     }
-    return new PgAuditStore(q, Buffer.from(stored, "base64"));
+    return new PgAuditStore(q, Buffer.from(stored, "base64"), clock);
   }
 
   /** The same store (same key) running its SQL on `q`: a transaction's client. */
   on(q: Queryable): PgAuditStore {
-    return new PgAuditStore(q, this.key);
+    return new PgAuditStore(q, this.key, this.clock);
   }
 
   async append(records: readonly AuditRecord[]): Promise<void> {
@@ -68,11 +69,11 @@ export class PgAuditStore implements AuditStore {
     );
   }
 
-  appendForEachCall(record: InterruptRecord, how: Pick<AuditRecord, "decision" | "by" | "reason">, at = Date.now()): Promise<void> {
+  appendForEachCall(record: InterruptRecord, how: Pick<AuditRecord, "decision" | "by" | "reason">, at = this.clock.now()): Promise<void> {
     return this.append(rowsForEachCall(record, how, at));
   }
 
-  async list(threadId: string): Promise<AuditEntry[]> {
+  async list(threadId: string): Promise<AuditTrailEntry[]> {
     // As in SQLite: execution comes from the ledger, matched on the arguments that were to run, and
     // only for a call's last row in its interrupt (a decision that was voided and made again).
     const { rows } = await this.q.query<AuditRow>(
@@ -85,7 +86,7 @@ export class PgAuditStore implements AuditStore {
        WHERE a.thread_id = $1 ORDER BY a.id`,
       [threadId],
     );
-    return rows.map(auditEntry);
+    return rows.map(trailEntry);
   }
 
   async decidedBy(threadId: string, sub: string): Promise<boolean> {

@@ -1,5 +1,6 @@
 import { interruptFromRow, type InterruptRow } from "../interrupt-records.js";
 import type { InterruptRecord, InterruptStatus, InterruptStore, OpenInterrupt } from "../types.js";
+import { type Clock, systemClock } from "../../clock.js";
 import { changedOne, type Queryable } from "./queryable.js";
 
 /** Interrupt records in PostgreSQL. Transitions out of `waiting_human` are compare-and-set: one decider wins. */
@@ -8,6 +9,7 @@ export class PgInterruptStore implements InterruptStore {
   constructor(
     private readonly q: Queryable,
     private readonly keyedHash: (v: unknown) => string,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   async create(r: Omit<InterruptRecord, "status" | "decided_at">): Promise<void> {
@@ -34,7 +36,7 @@ export class PgInterruptStore implements InterruptStore {
     const r = await this.q.query(
       `UPDATE interrupts SET status = $1, decided_at = $2, decisions = $3
        WHERE interrupt_id = $4 AND status = 'waiting_human' AND ($5::bigint IS NULL OR expires_at > $5)`,
-      [to, Date.now(), decisions === undefined ? null : JSON.stringify(decisions), interruptId, before ?? null],
+      [to, this.clock.now(), decisions === undefined ? null : JSON.stringify(decisions), interruptId, before ?? null],
     );
     return changedOne(r);
   }

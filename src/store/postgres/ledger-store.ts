@@ -3,6 +3,7 @@ import type { ToolOutcome } from "../../tools/index.js";
 import { claimOfRow, type LedgerRow, OutcomeWriter } from "../ledger-outcomes.js";
 import type { LedgerStore } from "../types.js";
 import { changedOne, type Queryable } from "./queryable.js";
+import { type Clock, systemClock } from "../../clock.js";
 
 /**
  * The execution ledger in PostgreSQL. The claim row is committed before the tool runs (an
@@ -13,7 +14,7 @@ export class PgLedger implements LedgerStore {
   private readonly outcomes = new OutcomeWriter((key, outcome) =>
     this.q.query("UPDATE ledger SET status = 'settled', outcome = $1, settled_at = $2 WHERE key = $3 AND status = 'executing'", [
       JSON.stringify(outcome),
-      Date.now(),
+      this.clock.now(),
       key,
     ]),
   );
@@ -21,6 +22,7 @@ export class PgLedger implements LedgerStore {
   constructor(
     private readonly q: Queryable,
     private readonly replicaId: string,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   async claim(key: string, e: LedgerEntry): Promise<LedgerClaim> {
@@ -34,7 +36,7 @@ export class PgLedger implements LedgerStore {
        WHERE $7::text IS NULL OR EXISTS (SELECT 1 FROM threads
          WHERE thread_id = $2 AND status = 'running' AND holder_id = $7 AND replica_id = $8 FOR SHARE)
        ON CONFLICT (key) DO NOTHING`,
-      [key, e.threadId, e.callId, e.name, e.argsHash, Date.now(), e.runId ?? null, this.replicaId],
+      [key, e.threadId, e.callId, e.name, e.argsHash, this.clock.now(), e.runId ?? null, this.replicaId],
     );
     if (changedOne(r)) return { kind: "claimed" };
     const existing = await this.row(key);

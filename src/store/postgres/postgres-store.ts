@@ -1,5 +1,6 @@
 import type pg from "pg";
 import type { Store, StoreOps } from "../types.js";
+import { type Clock, systemClock } from "../../clock.js";
 import { PgAuditStore } from "./audit-store.js";
 import { TollgatePostgresSaver } from "./checkpointer.js";
 import { PgInterruptStore } from "./interrupt-store.js";
@@ -26,6 +27,11 @@ export interface PostgresStoreOptions {
   poolMax?: number;
   /** Where what the store survives is reported: an idle connection's error, a lost listener. */
   onError?: (msg: string, err: unknown) => void;
+  /**
+   * The time rows are stamped with. Replica leases alone stay on the database's clock (see
+   * `PgReplicaStore`): they are compared across machines.
+   */
+  clock?: Clock;
 }
 
 /** How long `readable()` waits for `SELECT 1` before answering false. */
@@ -38,11 +44,12 @@ const READABLE_TIMEOUT_MS = 2_000;
  */
 export async function openPostgresStore(url: string, opts: PostgresStoreOptions = {}): Promise<PostgresStore> {
   const report = opts.onError;
+  const clock = opts.clock ?? systemClock;
   const pool = createPgPool(url, { max: opts.poolMax, onError: report && ((err) => report("postgres: idle connection dropped", err)) });
   let bus: PgReplicaBus | undefined;
   try {
     await migrate(pool);
-    const audit = await PgAuditStore.create(pool);
+    const audit = await PgAuditStore.create(pool, clock);
     const checkpointer = await TollgatePostgresSaver.create(pool);
     bus = await PgReplicaBus.open(pool, url, { onError: opts.onError });
     const replicas = new PgReplicaStore(pool);
@@ -50,9 +57,9 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
     const signal = new EnqueueSignal();
     // The stores a caller uses on `q`: the pool outside a transaction, its client inside one.
     const opsOn = (q: Queryable, enqueued: () => void = () => signal.fire()): StoreOps => ({
-      threads: new PgThreadStore(q, replicas.id),
-      interrupts: new PgInterruptStore(q, (v) => audit.hash(v)),
-      runs: new PgRunStore(q),
+      threads: new PgThreadStore(q, replicas.id, clock),
+      interrupts: new PgInterruptStore(q, (v) => audit.hash(v), clock),
+      runs: new PgRunStore(q, clock),
       audit: audit.on(q),
       webhooks: new PgWebhookOutboxStore(q, signal, enqueued),
     });
@@ -61,7 +68,7 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
       kind: "postgres",
       pool,
       ...opsOn(pool),
-      ledger: new PgLedger(pool, replicas.id),
+      ledger: new PgLedger(pool, replicas.id, clock),
       checkpointer,
       replicas,
       bus: openBus,

@@ -9,7 +9,7 @@ const DB_NOW = "(extract(epoch from clock_timestamp()) * 1000)::bigint";
  * Replica leases in PostgreSQL. Each process renews a row `(replica_id, lease_expires_at)`; a
  * thread `running` under another replica whose lease has run out (or under none) was left by a
  * process that is gone, and a survivor adopts it with a compare-and-set on holder and replica.
- * Leases are set and read on the database's clock, not the callers' (`now` is ignored): replicas
+ * Leases are set and read on the database's clock, not the callers' (`now` is ignored, and so is an injected `Clock`): replicas
  * whose clocks disagree by more than a lease would otherwise adopt each other's live runs.
  */
 export class PgReplicaStore implements ReplicaStore {

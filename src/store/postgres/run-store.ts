@@ -1,5 +1,6 @@
 import { endsWithTerminal, eventsOfRows, splitBatches } from "../run-batches.js";
 import type { LoggedEvent, RunKind, RunRow, RunStore } from "../types.js";
+import { type Clock, systemClock } from "../../clock.js";
 import { changedOne, inTransaction, type Queryable } from "./queryable.js";
 import { encodeNotice, pgChannel } from "./replica-bus.js";
 
@@ -9,21 +10,24 @@ import { encodeNotice, pgChannel } from "./replica-bus.js";
  * are committed: a follower woken by it always finds them, and a rolled-back append wakes no one.
  */
 export class PgRunStore implements RunStore {
-  constructor(private readonly q: Queryable) {}
+  constructor(
+    private readonly q: Queryable,
+    private readonly clock: Clock = systemClock,
+  ) {}
 
   async start(runId: string, threadId: string, kind: RunKind, input?: string): Promise<void> {
     await this.q.query("INSERT INTO runs (run_id, thread_id, kind, started_at, input) VALUES ($1, $2, $3, $4, $5)", [
       runId,
       threadId,
       kind,
-      Date.now(),
+      this.clock.now(),
       input ?? null,
     ]);
   }
 
   async end(runId: string, outcome: string): Promise<boolean> {
     const r = await this.q.query("UPDATE runs SET ended_at = $1, outcome = $2 WHERE run_id = $3 AND ended_at IS NULL", [
-      Date.now(),
+      this.clock.now(),
       outcome,
       runId,
     ]);

@@ -1,6 +1,6 @@
-import { AppError, threadNotFound } from "../../protocol/index.js";
-import type { LastOutcome, ThreadRow, ThreadStatus, ThreadStore } from "../types.js";
+import type { IdleClaim, LastOutcome, ThreadRow, ThreadStatus, ThreadStore } from "../types.js";
 import { changedOne, type Queryable } from "./queryable.js";
+import { type Clock, systemClock } from "../../clock.js";
 
 /**
  * Threads in PostgreSQL. Every status change is one compare-and-set UPDATE: under READ COMMITTED a
@@ -12,6 +12,7 @@ export class PgThreadStore implements ThreadStore {
   constructor(
     private readonly q: Queryable,
     private readonly replicaId: string,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   async get(threadId: string): Promise<ThreadRow | undefined> {
@@ -20,7 +21,7 @@ export class PgThreadStore implements ThreadStore {
   }
 
   async create(threadId: string, owner: string, metadata: Record<string, unknown> = {}): Promise<boolean> {
-    const now = Date.now();
+    const now = this.clock.now();
     const r = await this.q.query(
       `INSERT INTO threads (thread_id, metadata, owner, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)
        ON CONFLICT (thread_id) DO NOTHING`,
@@ -30,7 +31,7 @@ export class PgThreadStore implements ThreadStore {
   }
 
   async ensure(threadId: string, owner: string): Promise<ThreadRow> {
-    const now = Date.now();
+    const now = this.clock.now();
     // A concurrent insert of the same id is waited for, so the read below sees one row either way.
     await this.q.query(
       `INSERT INTO threads (thread_id, metadata, owner, created_at, updated_at) VALUES ($1, '{}', $2, $3, $3)
@@ -56,19 +57,15 @@ export class PgThreadStore implements ThreadStore {
     return rows;
   }
 
-  async claimIdle(threadId: string, runId: string): Promise<void> {
+  async claimIdle(threadId: string, runId: string): Promise<IdleClaim> {
     const r = await this.q.query(
       `UPDATE threads SET status = 'running', holder_id = $1, latest_run_id = $1, replica_id = $2, updated_at = $3
        WHERE thread_id = $4 AND status = 'idle'`,
-      [runId, this.replicaId, Date.now(), threadId],
+      [runId, this.replicaId, this.clock.now(), threadId],
     );
-    if (changedOne(r)) return;
+    if (changedOne(r)) return { ok: true };
     const t = await this.get(threadId);
-    if (!t) throw threadNotFound(threadId);
-    if (t.status === "waiting_human") {
-      throw new AppError("awaiting_approval", "This thread is waiting for approval: resume or cancel it first");
-    }
-    throw new AppError("thread_busy", "A run is already in flight on this thread");
+    return { ok: false, reason: !t ? "not_found" : t.status === "waiting_human" ? "awaiting_approval" : "busy" };
   }
 
   async claimWaiting(threadId: string, holderId: string, asRun: boolean): Promise<boolean> {
@@ -77,7 +74,7 @@ export class PgThreadStore implements ThreadStore {
       `UPDATE threads SET status = 'running', holder_id = $1, latest_run_id = COALESCE($2, latest_run_id),
          replica_id = $3, open_interrupt_id = NULL, updated_at = $4
        WHERE thread_id = $5 AND status = 'waiting_human'`,
-      [holderId, asRun ? holderId : null, this.replicaId, Date.now(), threadId],
+      [holderId, asRun ? holderId : null, this.replicaId, this.clock.now(), threadId],
     );
     return changedOne(r);
   }
@@ -95,7 +92,7 @@ export class PgThreadStore implements ThreadStore {
       `UPDATE threads SET status = $1, holder_id = NULL, replica_id = NULL, last_outcome = COALESCE($2, last_outcome),
          open_interrupt_id = $3, updated_at = $4
        WHERE thread_id = $5 AND status = 'running' AND holder_id = $6 AND replica_id = $7`,
-      [to, lastOutcome, openInterruptId, Date.now(), threadId, holderId, this.replicaId],
+      [to, lastOutcome, openInterruptId, this.clock.now(), threadId, holderId, this.replicaId],
     );
     return changedOne(r);
   }

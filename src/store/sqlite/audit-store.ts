@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
-import type { AuditEntry } from "../../protocol/index.js";
-import { AUDIT_KEY_NAME, auditEntry, type AuditRow, keyedHash, rowsForEachCall } from "../audit-records.js";
-import type { AuditRecord, AuditStore, InterruptRecord } from "../types.js";
+import { AUDIT_KEY_NAME, type AuditRow, keyedHash, rowsForEachCall, trailEntry } from "../audit-records.js";
+import type { AuditRecord, AuditStore, AuditTrailEntry, InterruptRecord } from "../types.js";
 import type { SqliteConn } from "./sqlite-conn.js";
+import { type Clock, systemClock } from "../../clock.js";
 
 /**
  * The audit trail in SQLite: append-only rows (SQL triggers refuse updates and deletes), written
@@ -13,7 +13,10 @@ export class SqliteAuditStore implements AuditStore {
   private readonly q;
   private readonly key: Buffer;
 
-  constructor(private readonly conn: SqliteConn) {
+  constructor(
+    private readonly conn: SqliteConn,
+    private readonly clock: Clock = systemClock,
+  ) {
     const { db } = conn;
     this.q = {
       insert: db.prepare(
@@ -69,12 +72,12 @@ export class SqliteAuditStore implements AuditStore {
     });
   }
 
-  appendForEachCall(record: InterruptRecord, how: Pick<AuditRecord, "decision" | "by" | "reason">, at = Date.now()): Promise<void> {
+  appendForEachCall(record: InterruptRecord, how: Pick<AuditRecord, "decision" | "by" | "reason">, at = this.clock.now()): Promise<void> {
     return this.append(rowsForEachCall(record, how, at));
   }
 
-  list(threadId: string): Promise<AuditEntry[]> {
-    return this.conn.lock.gate(() => this.q.list.all(threadId).map(auditEntry));
+  list(threadId: string): Promise<AuditTrailEntry[]> {
+    return this.conn.lock.gate(() => this.q.list.all(threadId).map(trailEntry));
   }
 
   decidedBy(threadId: string, sub: string): Promise<boolean> {

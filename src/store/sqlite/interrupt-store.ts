@@ -1,5 +1,6 @@
 import { interruptFromRow, type InterruptRow } from "../interrupt-records.js";
 import type { InterruptRecord, InterruptStatus, InterruptStore, OpenInterrupt } from "../types.js";
+import { type Clock, systemClock } from "../../clock.js";
 import type { SqliteConn } from "./sqlite-conn.js";
 
 /** Interrupt records in SQLite. Transitions out of `waiting_human` are compare-and-set: one decider wins. */
@@ -10,6 +11,7 @@ export class SqliteInterruptStore implements InterruptStore {
   constructor(
     private readonly conn: SqliteConn,
     private readonly keyedHash: (v: unknown) => string,
+    private readonly clock: Clock = systemClock,
   ) {
     const { db } = conn;
     this.q = {
@@ -49,7 +51,7 @@ export class SqliteInterruptStore implements InterruptStore {
   transition(interruptId: string, to: Exclude<InterruptStatus, "waiting_human">, decisions?: unknown, before?: number): Promise<boolean> {
     const d = decisions === undefined ? null : JSON.stringify(decisions);
     const b = before ?? null;
-    return this.conn.lock.gate(() => this.q.transition.run(to, Date.now(), d, interruptId, b, b).changes === 1);
+    return this.conn.lock.gate(() => this.q.transition.run(to, this.clock.now(), d, interruptId, b, b).changes === 1);
   }
 
   reopen(interruptId: string): Promise<boolean> {

@@ -3,6 +3,7 @@ import type { ToolOutcome } from "../../tools/index.js";
 import { claimOfRow, type LedgerRow, OutcomeWriter } from "../ledger-outcomes.js";
 import type { LedgerStore } from "../types.js";
 import type { SqliteConn } from "./sqlite-conn.js";
+import { type Clock, systemClock } from "../../clock.js";
 
 /**
  * The execution ledger in SQLite. The claim row is committed before the tool runs, so a call
@@ -15,6 +16,7 @@ export class SqliteLedger implements LedgerStore {
   constructor(
     private readonly conn: SqliteConn,
     private readonly replicaId: string,
+    private readonly clock: Clock = systemClock,
   ) {
     const { db } = conn;
     this.q = {
@@ -34,12 +36,12 @@ export class SqliteLedger implements LedgerStore {
       ),
     };
     const settle = this.q.settle;
-    this.outcomes = new OutcomeWriter((key, outcome) => conn.lock.gate(() => settle.run(JSON.stringify(outcome), Date.now(), key)));
+    this.outcomes = new OutcomeWriter((key, outcome) => conn.lock.gate(() => settle.run(JSON.stringify(outcome), clock.now(), key)));
   }
 
   async claim(key: string, e: LedgerEntry): Promise<LedgerClaim> {
     const claimed = await this.conn.lock.gate(() => {
-      const row = { key, thread: e.threadId, call: e.callId, name: e.name, hash: e.argsHash, now: Date.now(), run: e.runId ?? null, replica: this.replicaId };
+      const row = { key, thread: e.threadId, call: e.callId, name: e.name, hash: e.argsHash, now: this.clock.now(), run: e.runId ?? null, replica: this.replicaId };
       if (this.q.claim.run(row).changes === 1) return true;
       const existing = this.q.get.get(key);
       if (!existing) return "not_holder";

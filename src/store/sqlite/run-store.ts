@@ -1,5 +1,6 @@
 import { endsWithTerminal, eventsOfRows, splitBatches } from "../run-batches.js";
 import type { LoggedEvent, ReplicaBus, RunKind, RunRow, RunStore } from "../types.js";
+import { type Clock, systemClock } from "../../clock.js";
 import type { SqliteConn } from "./sqlite-conn.js";
 
 /** Runs and their event logs (for `Last-Event-ID` replay) in SQLite. */
@@ -10,6 +11,7 @@ export class SqliteRunStore implements RunStore {
   constructor(
     private readonly conn: SqliteConn,
     private readonly bus: ReplicaBus,
+    private readonly clock: Clock = systemClock,
   ) {
     const { db } = conn;
     this.q = {
@@ -48,11 +50,11 @@ export class SqliteRunStore implements RunStore {
   }
 
   async start(runId: string, threadId: string, kind: RunKind, input?: string): Promise<void> {
-    await this.conn.lock.gate(() => this.q.start.run(runId, threadId, kind, Date.now(), input ?? null));
+    await this.conn.lock.gate(() => this.q.start.run(runId, threadId, kind, this.clock.now(), input ?? null));
   }
 
   end(runId: string, outcome: string): Promise<boolean> {
-    return this.conn.lock.gate(() => this.q.end.run(Date.now(), outcome, runId).changes === 1);
+    return this.conn.lock.gate(() => this.q.end.run(this.clock.now(), outcome, runId).changes === 1);
   }
 
   get(runId: string): Promise<RunRow | undefined> {

@@ -1,6 +1,7 @@
 import type { Database } from "better-sqlite3";
 import { LocalBus } from "../local-bus.js";
 import type { Store, StoreOps } from "../types.js";
+import { type Clock, systemClock } from "../../clock.js";
 import { SqliteAuditStore } from "./audit-store.js";
 import { TollgateSaver } from "./checkpointer.js";
 import { ConnectionLock } from "./connection-lock.js";
@@ -25,7 +26,8 @@ export interface SqliteStore extends Store {
   gate<T>(work: () => T): Promise<T>;
 }
 
-export async function openSqliteStore(dataDir: string): Promise<SqliteStore> {
+/** `clock`: the time rows are stamped with (created, updated, decided, started, settled). */
+export async function openSqliteStore(dataDir: string, { clock = systemClock }: { clock?: Clock } = {}): Promise<SqliteStore> {
   const db = openDatabase(dataDir);
   const conn = { db, lock: new ConnectionLock() };
   const probe = db.prepare("SELECT count(*) FROM threads");
@@ -34,15 +36,15 @@ export async function openSqliteStore(dataDir: string): Promise<SqliteStore> {
   const commit = db.prepare("COMMIT");
   const rollback = db.prepare("ROLLBACK");
   const bus = new LocalBus();
-  const audit = new SqliteAuditStore(conn);
+  const audit = new SqliteAuditStore(conn, clock);
   const replicas = new SqliteReplicaStore(conn);
   // Webhooks enqueued in a transaction are announced once it commits.
   const signal = new EnqueueSignal();
   let enqueuedInTx = false;
   const ops: StoreOps = {
-    threads: new SqliteThreadStore(conn, replicas.id),
-    interrupts: new SqliteInterruptStore(conn, (v) => audit.hash(v)),
-    runs: new SqliteRunStore(conn, bus),
+    threads: new SqliteThreadStore(conn, replicas.id, clock),
+    interrupts: new SqliteInterruptStore(conn, (v) => audit.hash(v), clock),
+    runs: new SqliteRunStore(conn, bus, clock),
     audit,
     webhooks: new SqliteWebhookOutboxStore(conn, signal, () => (db.inTransaction ? (enqueuedInTx = true) : signal.fire())),
   };
@@ -51,7 +53,7 @@ export async function openSqliteStore(dataDir: string): Promise<SqliteStore> {
     db,
     gate: (work) => conn.lock.gate(work),
     ...ops,
-    ledger: new SqliteLedger(conn, replicas.id),
+    ledger: new SqliteLedger(conn, replicas.id, clock),
     // Same connection: checkpoints and tollgate's tables share the file and its WAL.
     checkpointer: new TollgateSaver(conn),
     replicas,

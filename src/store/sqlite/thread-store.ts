@@ -1,6 +1,6 @@
-import { AppError, threadNotFound } from "../../protocol/index.js";
-import type { LastOutcome, ThreadRow, ThreadStatus, ThreadStore } from "../types.js";
+import type { IdleClaim, LastOutcome, ThreadRow, ThreadStatus, ThreadStore } from "../types.js";
 import type { SqliteConn } from "./sqlite-conn.js";
+import { type Clock, systemClock } from "../../clock.js";
 
 /** Threads and their status in SQLite. Every status change is a compare-and-set in SQL. */
 export class SqliteThreadStore implements ThreadStore {
@@ -10,6 +10,7 @@ export class SqliteThreadStore implements ThreadStore {
   constructor(
     private readonly conn: SqliteConn,
     private readonly replicaId: string,
+    private readonly clock: Clock = systemClock,
   ) {
     const { db } = conn;
     this.q = {
@@ -43,12 +44,12 @@ export class SqliteThreadStore implements ThreadStore {
   }
 
   create(threadId: string, owner: string, metadata: Record<string, unknown> = {}): Promise<boolean> {
-    const now = Date.now();
+    const now = this.clock.now();
     return this.conn.lock.gate(() => this.q.insert.run(threadId, JSON.stringify(metadata), owner, now, now).changes === 1);
   }
 
   ensure(threadId: string, owner: string): Promise<ThreadRow> {
-    const now = Date.now();
+    const now = this.clock.now();
     return this.conn.lock.gate(() => {
       this.q.insert.run(threadId, "{}", owner, now, now);
       return this.q.get.get(threadId)!;
@@ -64,21 +65,17 @@ export class SqliteThreadStore implements ThreadStore {
     return this.conn.lock.gate(() => this.q.list.all(owner, owner, at, at, after?.threadId ?? "", limit));
   }
 
-  claimIdle(threadId: string, runId: string): Promise<void> {
-    return this.conn.lock.gate(() => {
-      if (this.q.claim.run(runId, this.replicaId, runId, Date.now(), threadId).changes === 1) return;
+  claimIdle(threadId: string, runId: string): Promise<IdleClaim> {
+    return this.conn.lock.gate((): IdleClaim => {
+      if (this.q.claim.run(runId, this.replicaId, runId, this.clock.now(), threadId).changes === 1) return { ok: true };
       const t = this.q.get.get(threadId);
-      if (!t) throw threadNotFound(threadId);
-      if (t.status === "waiting_human") {
-        throw new AppError("awaiting_approval", "This thread is waiting for approval: resume or cancel it first");
-      }
-      throw new AppError("thread_busy", "A run is already in flight on this thread");
+      return { ok: false, reason: !t ? "not_found" : t.status === "waiting_human" ? "awaiting_approval" : "busy" };
     });
   }
 
   claimWaiting(threadId: string, holderId: string, asRun: boolean): Promise<boolean> {
     return this.conn.lock.gate(
-      () => this.q.claimWaiting.run(holderId, this.replicaId, asRun ? holderId : null, Date.now(), threadId).changes === 1,
+      () => this.q.claimWaiting.run(holderId, this.replicaId, asRun ? holderId : null, this.clock.now(), threadId).changes === 1,
     );
   }
 
@@ -90,7 +87,7 @@ export class SqliteThreadStore implements ThreadStore {
     openInterruptId: string | null = null,
   ): Promise<boolean> {
     return this.conn.lock.gate(
-      () => this.q.release.run(to, lastOutcome, openInterruptId, Date.now(), threadId, holderId, this.replicaId).changes === 1,
+      () => this.q.release.run(to, lastOutcome, openInterruptId, this.clock.now(), threadId, holderId, this.replicaId).changes === 1,
     );
   }
 

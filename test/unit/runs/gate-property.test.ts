@@ -7,12 +7,15 @@ import { afterAll, expect, it } from "vitest";
 import { loadConfig } from "../../../src/config.js";
 import { silentLogger } from "../../../src/logger.js";
 import { createTollgate, type Tollgate } from "../../../src/tollgate.js";
+import { FakeClock } from "../../helpers/fake-clock.js";
 
 // Random interleavings of resume, cancel, expiry and restart on one thread, in-process on the
 // demo model (the child-process tests cover kill -9). Whatever happens, no approved call runs
-// twice and nothing runs without an approval that the gate accepted before its deadline.
+// twice and nothing runs without an approval that the gate accepted before its deadline. Time is a
+// fake clock shared by every restart of the world: a deadline passes when an action moves it, not
+// by sleeping, so the gate, the closer and the stamps in the database all see the same moment.
 
-const TTL_S = 0.25;
+const TTL_S = 60;
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
 
@@ -21,10 +24,11 @@ const action = fc.constantFrom<Action>("approve", "reject", "cancel", "expire", 
 
 class World {
   tg!: Tollgate;
+  readonly clock = new FakeClock();
   constructor(readonly dataDir: string) {}
   async open() {
     const config = loadConfig({ DATA_DIR: this.dataDir, APPROVAL_TTL_SECONDS: String(TTL_S), EXPIRY_SWEEP_MS: "3600000", DEMO_TOKEN_DELAY_MS: "0" });
-    this.tg = await createTollgate({ config, log: silentLogger });
+    this.tg = await createTollgate({ config, log: silentLogger, clock: this.clock });
   }
   async request(method: string, url: string, body?: unknown) {
     const res = await this.tg.app.request(url, {
@@ -75,11 +79,11 @@ async function play(actions: Action[]): Promise<void> {
         await w.request("POST", `/threads/${thread}/cancel`);
         break;
       case "expire": // the deadline passes and the closer runs
-        await new Promise((r) => setTimeout(r, TTL_S * 1000 + 30));
+        w.clock.advance(TTL_S * 1000);
         await w.tg.expiry.sweep();
         break;
       case "late": // the deadline passes before the closer gets to it
-        await new Promise((r) => setTimeout(r, TTL_S * 1000 + 30));
+        w.clock.advance(TTL_S * 1000);
         break;
       case "restart":
         await w.tg.close();
