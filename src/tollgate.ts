@@ -3,7 +3,7 @@ import { compileAgentGraph } from "../graphs/agent.js";
 import type { Config } from "./config.js";
 import type { Logger } from "./logger.js";
 import { createModel } from "./model/index.js";
-import { createSecretScrubber, scrubbingLogger, type SecretScrubber, skipIdleRunTrees } from "./ops/index.js";
+import { createSecretScrubber, createTracing, NO_TRACING, scrubbingLogger, type SecretScrubber, skipIdleRunTrees } from "./ops/index.js";
 import { Access, createAuthenticator } from "./auth/index.js";
 import { ExpiryCloser, LeaseKeeper, RunAdmission, RunContext, RunService, ThreadService } from "./runs/index.js";
 import { createApp } from "./server/index.js";
@@ -63,14 +63,18 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
   );
   const auth = createAuthenticator(config.auth, log);
   const access = new Access(auth.enabled);
+  const registry = new ToolRegistry(tools);
+  // Off: no LangSmith client is made, so nothing can leave for it.
+  const tracing = config.tracing ? createTracing({ settings: config.langsmith, registry, scrubber, log }) : NO_TRACING;
   const ctx = new RunContext(
     graph,
     store,
-    new ToolRegistry(tools),
+    registry,
     { approvalTtlMs: config.approvalTtlMs, maxRounds: config.maxRounds, eventRetentionRuns: config.eventRetentionRuns },
     log,
     access,
     scrubber,
+    tracing,
   );
   // This replica's lease first, then what dead ones left, before anything is served.
   const leases = new LeaseKeeper(ctx, config.replicaLeaseMs);
@@ -102,6 +106,7 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
       await runs.shutdown();
       await expiry.stop();
       await leases.stop();
+      await tracing.flush(); // what the last runs traced, before the process goes
       await store.close();
     },
   };
