@@ -57,15 +57,14 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
     openaiBaseUrl: config.openaiBaseUrl,
     demoTokenDelayMs: config.demoTokenDelayMs,
   });
-  const graph = compileAgentGraph(
-    { model, tools, ledger: store.ledger, maxRounds: config.maxRounds, modelTimeouts: config.modelTimeouts },
-    store.checkpointer,
-  );
-  const auth = createAuthenticator(config.auth, log);
-  const access = new Access(auth.enabled);
   const registry = new ToolRegistry(tools);
   // Off: no LangSmith client is made, so nothing can leave for it.
   const tracing = config.tracing ? createTracing({ settings: config.langsmith, registry, scrubber, log }) : NO_TRACING;
+  const graph = tracing.traced(
+    compileAgentGraph({ model, tools, ledger: store.ledger, maxRounds: config.maxRounds, modelTimeouts: config.modelTimeouts }, store.checkpointer),
+  );
+  const auth = createAuthenticator(config.auth, log);
+  const access = new Access(auth.enabled);
   const ctx = new RunContext(
     graph,
     store,
@@ -74,7 +73,6 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
     log,
     access,
     scrubber,
-    tracing,
   );
   // This replica's lease first, then what dead ones left, before anything is served.
   const leases = new LeaseKeeper(ctx, config.replicaLeaseMs);

@@ -4,5 +4,5 @@ export { scrubbingLogger } from "./scrubbing-logger.js";
 export { Redactor } from "./redactor.js";
 export { skipIdleRunTrees } from "./untraced-context.js";
 export { createTracing, NO_TRACING } from "./tracing.js";
-export type { RunTraceConfig, RunTracing, TracingOptions } from "./tracing.js";
+export type { Tracing, TracingOptions } from "./tracing.js";
 export { TraceMasker } from "./tracing-masker.js";

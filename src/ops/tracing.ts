@@ -8,22 +8,25 @@ import type { SecretScrubber } from "./secret-scrubber.js";
 import { MaskingClient, quietFetch } from "./tracing-client.js";
 import { TraceMasker } from "./tracing-masker.js";
 
-/** What a run's graph config carries for tracing. */
-export interface RunTraceConfig {
-  callbacks?: BaseCallbackHandler[];
-  metadata?: Record<string, unknown>;
+/** A graph that can carry default config (LangGraph's compiled graphs). */
+interface Configurable<G> {
+  withConfig(config: { callbacks: BaseCallbackHandler[] }): G;
 }
 
-/** LangSmith tracing as the run machinery sees it. */
-export interface RunTracing {
-  /** A run's tracer and its ids as metadata; nothing when tracing is off. */
-  runConfig(threadId: string, runId: string): RunTraceConfig;
+/** LangSmith tracing, as the wiring uses it. */
+export interface Tracing {
+  /**
+   * The graph with the masking tracer in its own config, so that everything done through it is
+   * traced by that tracer: runs, and the state writes of closers and settlers, which bring no
+   * config of their own (LangChain would give those an unmasked tracer built from the environment).
+   */
+  traced<G extends Configurable<G>>(graph: G): G;
   /** Sends what is queued, for at most a couple of seconds; never rejects. */
   flush(): Promise<void>;
 }
 
 /** Tracing off: no tracer, no client, no socket. */
-export const NO_TRACING: RunTracing = { runConfig: () => ({}), flush: async () => {} };
+export const NO_TRACING: Tracing = { traced: (graph) => graph, flush: async () => {} };
 
 /** LangSmith answers a trace upload within this, or the upload is dropped (runs never wait for it). */
 const UPLOAD_TIMEOUT_MS = 10_000;
@@ -39,15 +42,16 @@ export interface TracingOptions {
 
 /**
  * Traces each run to LangSmith through one client of ours that masks sensitive tool arguments
- * and outputs and scrubs secrets (`TraceMasker`), with `thread_id` and `run_id` in every run's
- * metadata. Each run brings its own tracer in its config, so LangChain does not add the one it
- * would build from the environment (it adds one only when a config has none named
- * `langchain_tracer`), and that unmasked default client is never made for a run.
+ * and outputs and scrubs secrets (`TraceMasker`). `thread_id` and `run_id` reach every traced
+ * run's metadata without help: a run passes both in `configurable`, which LangGraph copies into
+ * metadata (test/e2e/tracing.test.ts holds it to that). The graph carries our tracer in its own config (`traced`), so LangChain does not add
+ * the one it would build from the environment (it adds one only when a config has none named
+ * `langchain_tracer`), and its unmasked default client is never used for the graph.
  *
  * Uploads are LangChain's: in the background, batched, never awaited by a run; a LangSmith that
  * is down or refuses costs one warning line (`quietFetch`).
  */
-export function createTracing(o: TracingOptions): RunTracing {
+export function createTracing(o: TracingOptions): Tracing {
   const { settings } = o;
   const endpoint = settings.endpoint ?? "https://api.smith.langchain.com";
   const client = new MaskingClient(
@@ -62,12 +66,10 @@ export function createTracing(o: TracingOptions): RunTracing {
     },
     new TraceMasker(o.registry, o.scrubber),
   );
+  // One for the process: it keeps each traced run by id until it ends, so runs in parallel share it.
+  const tracer = new LangChainTracer({ client, projectName: settings.project });
   return {
-    runConfig(threadId, runId) {
-      const metadata = { thread_id: threadId, run_id: runId };
-      const tracer = new LangChainTracer({ client, projectName: settings.project, metadata });
-      return { callbacks: [tracer], metadata };
-    },
+    traced: (graph) => graph.withConfig({ callbacks: [tracer] }),
     async flush() {
       let timer: NodeJS.Timeout | undefined;
       const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, FLUSH_DEADLINE_MS)));

@@ -1,7 +1,7 @@
 import type { AgentGraph } from "../../graphs/agent.js";
 import type { Access } from "../auth/index.js";
 import type { Logger } from "../logger.js";
-import { createSecretScrubber, NO_TRACING, Redactor, type RunTracing, type SecretScrubber } from "../ops/index.js";
+import { createSecretScrubber, Redactor, type SecretScrubber } from "../ops/index.js";
 import type { Store } from "../store/index.js";
 import type { ToolRegistry } from "../tools/index.js";
 import { EventPersister } from "./event-persister.js";
@@ -65,8 +65,6 @@ export class RunContext {
     readonly access: Access,
     /** The secrets to scrub (`config.secrets`); by default only what looks like a credential. */
     scrubber: SecretScrubber = createSecretScrubber(),
-    /** LangSmith tracing: a masked tracer for each run's config, or nothing. */
-    readonly tracing: RunTracing = NO_TRACING,
   ) {
     this.redactor = new Redactor(registry, scrubber);
     this.persister = new EventPersister(store.runs, (err, queued) =>

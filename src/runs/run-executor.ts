@@ -35,7 +35,6 @@ export async function executeRun(
         [TOKEN_SINK_KEY]: tokenSink,
       },
       signal: run.controller.signal,
-      ...ctx.tracing.runConfig(run.threadId, run.runId), // LangSmith: a masking tracer, the ids as metadata; off: nothing
       // `values` (in-memory state after each step) spares a checkpoint read at the end: on a
       // long thread, rebuilding the state is the dearest part of a run.
       streamMode: ["updates", "values"],

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { TollgateClient } from "../../src/client/index.js";
+import { type FakeOpenAI, startFakeOpenAI } from "../helpers/fake-openai.js";
 import { type LangSmithStandIn, startLangSmithStandIn } from "../helpers/langsmith-stand-in.js";
 import { type ServerProcess, startServer } from "../helpers/server-process.js";
 import { expectNoStackTraces, only, terminal, threadId } from "./support.js";
@@ -18,10 +19,12 @@ const UNSET_TRACING_ENV = Object.fromEntries(
 
 let standIn: LangSmithStandIn | undefined;
 let server: ServerProcess | undefined;
+let model: FakeOpenAI | undefined;
 afterEach(async () => {
   await server?.kill();
   await standIn?.close();
-  server = standIn = undefined;
+  await model?.close();
+  server = standIn = model = undefined;
 });
 
 /**
@@ -108,5 +111,42 @@ describe("LangSmith tracing", () => {
     // None of the langsmith client's own console output (it would print each failure, with stacks).
     expect(log).not.toMatch(/Error in (post|patch)Run|Error exporting batch|\[LANGSMITH\]|trace upload failed/);
     expectNoStackTraces(server!);
+  });
+
+  it("an upstream error that echoes the model key is traced with the key scrubbed", async () => {
+    const key = "sk-test-TRACEDKEY12345678";
+    model = await startFakeOpenAI();
+    model.push({
+      status: 401,
+      body: JSON.stringify({ error: { message: `Incorrect API key provided: ${key}.`, type: "invalid_request_error", code: "invalid_api_key" } }),
+    });
+    const client = await start({ LANGSMITH_TRACING: "true", MODEL: "fake-model", OPENAI_API_KEY: key, OPENAI_BASE_URL: model.url });
+    const events = await client.run(threadId("traced-401"), "hello").collect();
+    expect(terminal(events, "error")).toMatchObject({ code: "model_error" });
+    expect(await server!.kill()).toBe(0);
+    // The failed model call is in the trace, saying what went wrong, without the key.
+    const failed = [...standIn!.runs.values()].filter((r) => r.run_type === "llm" && typeof r.error === "string");
+    expect(failed.map((r) => r.error).join("\n")).toContain("Incorrect API key provided: ***");
+    expect(standIn!.allBodies()).not.toContain(key);
+  });
+
+  it("an approval that expires: the closer's state write is traced masked too (it brings no run config of its own)", async () => {
+    const client = await start({ LANGSMITH_TRACING: "true", APPROVAL_TTL_SECONDS: "1", EXPIRY_SWEEP_MS: "50" });
+    const id = threadId("traced-expiry");
+    const events = await client.run(id, "email the customer of A-1004 that we are sorry for the delay").collect();
+    terminal(events, "interrupt");
+    const deadline = Date.now() + 10_000;
+    while ((await client.getThread(id)).last_outcome !== "expired") {
+      if (Date.now() > deadline) throw new Error("the interrupt did not expire");
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(await server!.kill()).toBe(0);
+    // The closer's write (the expired answer, after the history it extends) went to LangSmith…
+    const closerWrite = [...standIn!.runs.values()].find((r) => JSON.stringify(r.inputs ?? {}).includes("Expired: approval window closed"));
+    expect(closerWrite?.extra?.metadata).toMatchObject({ thread_id: id });
+    // …through the masking client, like the run's own.
+    const uploaded = standIn!.allBodies();
+    expect(uploaded).toContain("About your order A-1004");
+    for (const value of ["edsger@example.com", "Hello, we are sorry for the delay"]) expect(uploaded, `an upload shows ${value}`).not.toContain(value);
   });
 });
