@@ -72,12 +72,12 @@ export function createTracing(o: TracingOptions): Tracing {
     traced: (graph) => graph.withConfig({ callbacks: [tracer] }),
     async flush() {
       let timer: NodeJS.Timeout | undefined;
-      const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, FLUSH_DEADLINE_MS)));
+      const deadline = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), FLUSH_DEADLINE_MS)));
       const sent = (async () => {
         await awaitAllCallbacks(); // LangChain's background handlers: the last run updates reach the client
         await client.awaitPendingTraceBatches();
       })().catch(() => undefined);
-      await Promise.race([sent, deadline]);
+      if ((await Promise.race([sent, deadline])) === "late") o.log.warn("LangSmith did not take the last traces in time; they are dropped", { endpoint });
       clearTimeout(timer);
     },
   };

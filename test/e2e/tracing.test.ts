@@ -1,3 +1,4 @@
+import net from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { TollgateClient } from "../../src/client/index.js";
 import { type FakeOpenAI, startFakeOpenAI } from "../helpers/fake-openai.js";
@@ -148,5 +149,28 @@ describe("LangSmith tracing", () => {
     const uploaded = standIn!.allBodies();
     expect(uploaded).toContain("About your order A-1004");
     for (const value of ["edsger@example.com", "Hello, we are sorry for the delay"]) expect(uploaded, `an upload shows ${value}`).not.toContain(value);
+  });
+
+  it("LangSmith stalled (accepts, never answers): runs finish and shutdown still completes in its deadline", async () => {
+    // A socket that takes every request and never says a word.
+    const sockets = new Set<net.Socket>();
+    const stalled = net.createServer((socket) => sockets.add(socket));
+    await new Promise<void>((resolve) => stalled.listen(0, "127.0.0.1", resolve));
+    try {
+      const port = (stalled.address() as net.AddressInfo).port;
+      const client = await start({ LANGSMITH_TRACING: "true", LANGSMITH_ENDPOINT: `http://127.0.0.1:${port}` });
+      await emailFlow(client);
+      // The client did try to upload (polled: uploads leave in the background).
+      const deadline = Date.now() + 10_000;
+      while (sockets.size === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+      expect(sockets.size).toBeGreaterThan(0);
+      // Exit code 0: `main` exits 1 when shutdown overruns its deadline (a flush waiting on LangSmith).
+      expect(await server!.kill()).toBe(0);
+      expect(server!.stderr() + server!.stdout()).toMatch(/LangSmith did not take the last traces in time/);
+      expectNoStackTraces(server!);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => stalled.close(() => resolve()));
+    }
   });
 });
