@@ -80,7 +80,7 @@ const envSchema = z.object({
   /** Test-only extra tools (slow/throwing); never set in production. */
   TOLLGATE_TEST_TOOLS: z.enum(["0", "1"]).default("0"),
   /** Where traces go and as whom, when tracing is on (LangChain's names; `LANGCHAIN_*` aliases too). */
-  LANGSMITH_ENDPOINT: z.string().url().optional(),
+  LANGSMITH_ENDPOINT: z.string().optional(),
   LANGSMITH_API_KEY: z.string().optional(),
   LANGSMITH_PROJECT: z.string().optional(),
   LANGSMITH_WORKSPACE_ID: z.string().optional(),
@@ -180,6 +180,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     throw new ConfigError(
       `HOST=${e.HOST} is not a loopback address and no auth is configured: set AUTH_TOKENS or AUTH_JWKS_URL (or TOLLGATE_INSECURE_NO_AUTH=1 to serve it open)`,
     );
+  }
+  // Checked only when tracing is on: with it off, LangSmith settings are never read.
+  if (tracingRequested(env) && e.LANGSMITH_ENDPOINT && !URL.canParse(e.LANGSMITH_ENDPOINT)) {
+    throw new ConfigError("LANGSMITH_ENDPOINT: must be a URL, e.g. https://api.smith.langchain.com");
   }
   const model = e.MODEL ?? (e.OPENAI_API_KEY ? "gpt-4o-mini" : "demo");
   return {
