@@ -106,7 +106,7 @@ export interface Config {
   eventRetentionRuns: number;
   expirySweepMs: number;
   testTools: boolean;
-  /** LangSmith tracing asked for (LANGSMITH_TRACING and its aliases = "true"): LangChain then traces every run itself. */
+  /** LangSmith tracing asked for (LANGSMITH_TRACING and its aliases = "true"): runs are traced, masked (ops/tracing.ts). */
   tracing: boolean;
   /** Where traces go (unset: LangSmith's own defaults); read only when `tracing` is on. */
   langsmith: LangSmithSettings;

@@ -44,9 +44,10 @@ export interface TracingOptions {
  * Traces each run to LangSmith through one client of ours that masks sensitive tool arguments
  * and outputs and scrubs secrets (`TraceMasker`). `thread_id` and `run_id` reach every traced
  * run's metadata without help: a run passes both in `configurable`, which LangGraph copies into
- * metadata (test/e2e/tracing.test.ts holds it to that). The graph carries our tracer in its own config (`traced`), so LangChain does not add
- * the one it would build from the environment (it adds one only when a config has none named
- * `langchain_tracer`), and its unmasked default client is never used for the graph.
+ * metadata (test/e2e/tracing.test.ts holds it to that). The graph carries our tracer in its own
+ * config (`traced`), so LangChain does not add the one it would build from the environment (it
+ * adds one only when a config has none named `langchain_tracer`), and its unmasked default
+ * client is never used for the graph.
  *
  * Uploads are LangChain's: in the background, batched, never awaited by a run; a LangSmith that
  * is down or refuses costs one warning line (`quietFetch`).
