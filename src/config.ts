@@ -97,6 +97,11 @@ const envSchema = z.object({
   WEBHOOK_SWEEP_MS: intFrom(5_000, 10),
   /** Test-only extra tools (slow/throwing); never set in production. */
   TOLLGATE_TEST_TOOLS: z.enum(["0", "1"]).default("0"),
+  /** Where traces go and as whom, when tracing is on (LangChain's names; `LANGCHAIN_*` aliases too). */
+  LANGSMITH_ENDPOINT: z.string().optional(),
+  LANGSMITH_API_KEY: z.string().optional(),
+  LANGSMITH_PROJECT: z.string().optional(),
+  LANGSMITH_WORKSPACE_ID: z.string().optional(),
 });
 
 export interface Config {
@@ -121,12 +126,21 @@ export interface Config {
   testTools: boolean;
   /** Approval webhooks; undefined when APPROVAL_WEBHOOK_URL is unset. */
   webhook: WebhookSettings | undefined;
-  /** LangSmith tracing asked for (LANGSMITH_TRACING and its aliases = "true"): LangChain then traces every run itself. */
+  /** LangSmith tracing asked for (LANGSMITH_TRACING and its aliases = "true"): runs are traced, masked (ops/tracing.ts). */
   tracing: boolean;
+  /** Where traces go (unset: LangSmith's own defaults); read only when `tracing` is on. */
+  langsmith: LangSmithSettings;
   auth: AuthSettings;
   limits: Limits;
   /** Values that must never appear in a response, an event, a stored row or a log line. */
   secrets: string[];
+}
+
+export interface LangSmithSettings {
+  endpoint?: string;
+  apiKey?: string;
+  project?: string;
+  workspaceId?: string;
 }
 
 export interface Limits {
@@ -163,11 +177,17 @@ const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|::1|\[::1\])$/i;
 /** The variables with which LangChain turns LangSmith tracing on, as @langchain/core reads them. */
 const TRACING_ENV = ["LANGSMITH_TRACING_V2", "LANGCHAIN_TRACING_V2", "LANGSMITH_TRACING", "LANGCHAIN_TRACING"] as const;
 const tracingRequested = (env: Record<string, string | undefined>) => TRACING_ENV.some((k) => env[k] === "true");
+/** `LANGCHAIN_X` is LangChain's older name for `LANGSMITH_X`; the new name wins, as in LangChain. */
+const withLangChainAliases = (env: Record<string, string | undefined>) => {
+  const out = { ...env };
+  for (const k of ["ENDPOINT", "API_KEY", "PROJECT", "WORKSPACE_ID"]) out[`LANGSMITH_${k}`] ||= env[`LANGCHAIN_${k}`];
+  return out;
+};
 
 /** Parses the environment once; everything below receives the typed object, never process.env. */
 export function loadConfig(env: Record<string, string | undefined>): Config {
   // Empty strings (as in a copied .env.example) mean "unset".
-  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const cleaned = Object.fromEntries(Object.entries(withLangChainAliases(env)).filter(([, v]) => v !== undefined && v !== ""));
   const parsed = envSchema.safeParse(cleaned);
   if (!parsed.success) {
     // Only the variable's name: a path into AUTH_TOKENS would be a token, which must not be printed.
@@ -232,6 +252,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     testTools: e.TOLLGATE_TEST_TOOLS === "1",
     webhook,
     tracing: tracingRequested(env),
+    langsmith: { endpoint: e.LANGSMITH_ENDPOINT, apiKey: e.LANGSMITH_API_KEY, project: e.LANGSMITH_PROJECT, workspaceId: e.LANGSMITH_WORKSPACE_ID },
     auth,
     limits: {
       allowedHosts: [
@@ -243,7 +264,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       requestTimeoutMs: Math.round(e.REQUEST_TIMEOUT_SECONDS * 1000),
       maxConnections: e.MAX_CONNECTIONS,
     },
-    secrets: [e.OPENAI_API_KEY, databasePassword(e.DATABASE_URL), e.APPROVAL_WEBHOOK_SECRET, ...(tokens?.keys() ?? [])].filter(
+    secrets: [e.OPENAI_API_KEY, e.LANGSMITH_API_KEY, databasePassword(e.DATABASE_URL), e.APPROVAL_WEBHOOK_SECRET, ...(tokens?.keys() ?? [])].filter(
       (v): v is string => v !== undefined && v !== "",
     ),
   };

@@ -4,7 +4,7 @@ import { type Clock, systemClock } from "./clock.js";
 import type { Config } from "./config.js";
 import type { Logger } from "./logger.js";
 import { createModel } from "./model/index.js";
-import { createSecretScrubber, scrubbingLogger, type SecretScrubber, skipIdleRunTrees, WebhookDispatcher, type WebhookOutcome } from "./ops/index.js";
+import { createSecretScrubber, createTracing, NO_TRACING, scrubbingLogger, type SecretScrubber, skipIdleRunTrees, WebhookDispatcher, type WebhookOutcome } from "./ops/index.js";
 import { Access, createAuthenticator } from "./auth/index.js";
 import { ExpiryCloser, LeaseKeeper, RunAdmission, RunContext, RunService, ThreadService } from "./runs/index.js";
 import { createApp } from "./server/index.js";
@@ -64,16 +64,18 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
     openaiBaseUrl: config.openaiBaseUrl,
     demoTokenDelayMs: config.demoTokenDelayMs,
   });
-  const graph = compileAgentGraph(
-    { model, tools, ledger: store.ledger, maxRounds: config.maxRounds, modelTimeouts: config.modelTimeouts },
-    store.checkpointer,
+  const registry = new ToolRegistry(tools);
+  // Off: no LangSmith client is made, so nothing can leave for it.
+  const tracing = config.tracing ? createTracing({ settings: config.langsmith, registry, scrubber, log }) : NO_TRACING;
+  const graph = tracing.traced(
+    compileAgentGraph({ model, tools, ledger: store.ledger, maxRounds: config.maxRounds, modelTimeouts: config.modelTimeouts }, store.checkpointer),
   );
   const auth = createAuthenticator(config.auth, log);
   const access = new Access(auth.enabled);
   const ctx = new RunContext(
     graph,
     store,
-    new ToolRegistry(tools),
+    registry,
     { approvalTtlMs: config.approvalTtlMs, maxRounds: config.maxRounds, eventRetentionRuns: config.eventRetentionRuns, webhooks: !!config.webhook },
     log,
     access,
@@ -116,6 +118,7 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
       await expiry.stop();
       await webhooks?.stop();
       await leases.stop();
+      await tracing.flush(); // what the last runs traced, before the process goes
       await store.close();
     },
   };
