@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ANONYMOUS, type AuthSettings, type Principal, ROLES } from "./auth/index.js";
+import { LOG_LEVELS, type LogLevel } from "./logger.js";
 
 /** A configuration the server must not start with; `main` prints its one-line message and exits 2. */
 export class ConfigError extends Error {
@@ -77,6 +78,8 @@ const envSchema = z.object({
   MAX_CONCURRENT_RUNS: intFrom(256, 1),
   REQUEST_TIMEOUT_SECONDS: timerSeconds(30),
   MAX_CONNECTIONS: intFrom(4096, 16),
+  /** Lines below this level are not logged. */
+  LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
   /** Test-only extra tools (slow/throwing); never set in production. */
   TOLLGATE_TEST_TOOLS: z.enum(["0", "1"]).default("0"),
 });
@@ -101,6 +104,7 @@ export interface Config {
   eventRetentionRuns: number;
   expirySweepMs: number;
   testTools: boolean;
+  logLevel: LogLevel;
   /** LangSmith tracing asked for (LANGSMITH_TRACING and its aliases = "true"): LangChain then traces every run itself. */
   tracing: boolean;
   auth: AuthSettings;
@@ -183,6 +187,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     eventRetentionRuns: e.EVENT_RETENTION_RUNS,
     expirySweepMs: e.EXPIRY_SWEEP_MS,
     testTools: e.TOLLGATE_TEST_TOOLS === "1",
+    logLevel: e.LOG_LEVEL,
     tracing: tracingRequested(env),
     auth,
     limits: {
