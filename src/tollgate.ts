@@ -3,7 +3,7 @@ import { compileAgentGraph } from "../graphs/agent.js";
 import type { Config } from "./config.js";
 import type { Logger } from "./logger.js";
 import { createModel } from "./model/index.js";
-import { createSecretScrubber, scrubbingLogger, type SecretScrubber, skipIdleRunTrees } from "./ops/index.js";
+import { createSecretScrubber, Metrics, scrubbingLogger, type SecretScrubber, skipIdleRunTrees } from "./ops/index.js";
 import { Access, createAuthenticator } from "./auth/index.js";
 import { ExpiryCloser, LeaseKeeper, RunAdmission, RunContext, RunService, ThreadService } from "./runs/index.js";
 import { createApp } from "./server/index.js";
@@ -18,6 +18,11 @@ export interface TollgateOptions {
   model?: BaseChatModel;
   /** Your own tools; defaults to the order-support demo tools. */
   tools?: (store: AnyStore) => TollgateTool[];
+  /**
+   * Whether `/metrics` also shows Node's process metrics and event-loop lag (default true). Off
+   * when you run several tollgates in one process, or collect those yourself.
+   */
+  processMetrics?: boolean;
 }
 
 export interface Tollgate {
@@ -29,6 +34,8 @@ export interface Tollgate {
   log: Logger;
   /** Scrubs `config.secrets` and credential-shaped strings from text on its way out. */
   scrubber: SecretScrubber;
+  /** What `GET /metrics` shows. */
+  metrics: Metrics;
   /** Cancels runs in flight (reason `shutdown`), stops timers, closes the database. */
   close(): Promise<void>;
 }
@@ -63,6 +70,7 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
   );
   const auth = createAuthenticator(config.auth, log);
   const access = new Access(auth.enabled);
+  const metrics = new Metrics({ processMetrics: o.processMetrics ?? true });
   const ctx = new RunContext(
     graph,
     store,
@@ -71,7 +79,13 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
     log,
     access,
     scrubber,
+    metrics,
   );
+  metrics.watch({
+    activeRuns: () => ctx.active.size,
+    // From the store, not counted here: right across restarts and replicas.
+    pendingApprovals: async () => (await store.interrupts.listOpen(Date.now())).length,
+  });
   // This replica's lease first, then what dead ones left, before anything is served.
   const leases = new LeaseKeeper(ctx, config.replicaLeaseMs);
   const recovered = await leases.start();
@@ -88,6 +102,7 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
     edge: { allowedHosts: limits.allowedHosts, corsOrigins: limits.corsOrigins },
     scrub: (text) => scrubber.scrub(text),
     log,
+    metrics,
     heartbeatMs: config.heartbeatMs,
     databaseReadable: () => store.readable(),
   });
@@ -98,6 +113,7 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
     expiry,
     log,
     scrubber,
+    metrics,
     async close() {
       await runs.shutdown();
       await expiry.stop();

@@ -4,6 +4,7 @@ import { AppError, type Decision } from "../protocol/index.js";
 import { type AuditRecord, callRow, type InterruptCall, type InterruptRecord, type StoreOps } from "../store/index.js";
 import { hashArgs } from "../tools/index.js";
 import type { PreparedEdits } from "./edit-check.js";
+import type { DecisionReport } from "./report-decision.js";
 import type { RunContext } from "./run-context.js";
 import { seeThread } from "./thread-access.js";
 
@@ -72,14 +73,18 @@ export async function openGate(
     throw new AppError("not_waiting", "This interrupt was already decided");
   }
   if (!(await tx.threads.claimWaiting(threadId, runId, true))) throw new AppError("thread_busy", "A run is already in flight on this thread");
-  await tx.audit.append(auditRows(ctx, open, bound, p, now));
-  return { decisions: gate, requester: open.requester ?? thread.owner };
+  const rows = auditRows(ctx, open, bound, p, now);
+  await tx.audit.append(rows);
+  const report: DecisionReport = { threadId, interruptId, principal: p.sub, calls: rows, openedAt: open.created_at, decidedAt: now };
+  return { decisions: gate, requester: open.requester ?? thread.owner, report };
 }
 
 /** The decisions bound for the graph, and whose message the continuation still answers. */
 export interface OpenedGate {
   decisions: GateDecision[];
   requester: string;
+  /** For the log and metrics, once the transaction has committed. */
+  report: DecisionReport;
 }
 
 interface Bound {

@@ -5,6 +5,7 @@ import { isStorageFault, storageUnavailable } from "../store/index.js";
 import type { AppDeps } from "./app-deps.js";
 import { hostGuard, jsonBodies, originGuard } from "./edge-guard.js";
 import { identityRoutes } from "./identity-routes.js";
+import { metricsRoutes } from "./metrics-routes.js";
 import { BodyAborted } from "./parse-body.js";
 import { authenticate } from "./principal-context.js";
 import { runsRoutes } from "./runs-routes.js";
@@ -45,6 +46,7 @@ export function createApp(deps: AppDeps): Hono {
   );
 
   app.route("/", identityRoutes(deps));
+  app.route("/", metricsRoutes(deps));
   app.route("/threads", threadsRoutes(deps));
   app.route("/threads", runsRoutes(deps));
 
