@@ -68,6 +68,7 @@ export class Metrics {
       buckets: FIRST_TOKEN_BUCKETS,
       registers,
     });
+    for (const kind of ["message", "resume"]) firstToken.zero({ kind });
     this.firstToken = { message: firstToken.labels("message"), resume: firstToken.labels("resume") };
     let reported = 0;
     new Counter({
