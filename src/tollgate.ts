@@ -1,7 +1,7 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { compileAgentGraph } from "../graphs/agent.js";
 import type { Config } from "./config.js";
-import type { Logger } from "./logger.js";
+import { jsonLogger, type Logger } from "./logger.js";
 import { createModel } from "./model/index.js";
 import { createSecretScrubber, Metrics, scrubbingLogger, type SecretScrubber, skipIdleRunTrees } from "./ops/index.js";
 import { Access, createAuthenticator } from "./auth/index.js";
@@ -13,7 +13,8 @@ import { createTestToolsOn } from "./tools/testing/test-tools.js";
 
 export interface TollgateOptions {
   config: Config;
-  log: Logger;
+  /** Where log lines go; default JSON lines on stdout at `config.logLevel`. Scrubbed of secrets either way. */
+  log?: Logger;
   /** Your own model; defaults to what `config.model` names. */
   model?: BaseChatModel;
   /** Your own tools; defaults to the order-support demo tools. */
@@ -49,7 +50,7 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
   // Every line anything here logs is scrubbed of the configured secrets (and credential-shaped
   // strings) first: upstream errors echo API keys and bearer tokens.
   const scrubber = createSecretScrubber(config.secrets);
-  const log = scrubbingLogger(o.log, scrubber);
+  const log = scrubbingLogger(o.log ?? jsonLogger({ level: config.logLevel }), scrubber);
   if (!config.tracing) skipIdleRunTrees();
   const store = await openStore({
     dataDir: config.dataDir,
