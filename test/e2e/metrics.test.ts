@@ -137,6 +137,31 @@ describe("GET /metrics", () => {
     expect(user.text).not.toContain("tollgate_runs_total");
   });
 
+  it("an expiry is a decision of the system: counted as expired, its wait at least the approval window, logged without a principal", async () => {
+    const short = await startStack({ APPROVAL_TTL_SECONDS: "1", EXPIRY_SWEEP_MS: "50" });
+    try {
+      const id = threadId("m-expire");
+      short.model.push(email("me1"));
+      const intr = terminal(await short.client.run(id, "email them").collect(), "interrupt");
+      await expect.poll(async () => (await short.client.getThread(id)).last_outcome, { timeout: 10_000 }).toBe("expired");
+      const text = (await call(short.server.url, "GET", "/metrics")).text;
+      expect(sample(text, "tollgate_approvals_total", { decision: "expired" })).toBe(1);
+      expect(sample(text, "tollgate_approval_wait_seconds_count")).toBe(1);
+      expect(sample(text, "tollgate_approval_wait_seconds_sum")).toBeGreaterThanOrEqual(1);
+      expect(sample(text, "tollgate_pending_approvals")).toBe(0);
+      const decided = short.server
+        .stdout()
+        .split("\n")
+        .filter((l) => l.startsWith("{"))
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .filter((l) => l.msg === "approval decided" && l.interrupt_id === intr.interrupt_id);
+      expect(decided).toEqual([expect.objectContaining({ thread_id: id, calls: [{ call_id: "me1", tool: "send_email", decision: "expired" }] })]);
+      expect(decided[0]).not.toHaveProperty("principal");
+    } finally {
+      await short.stop();
+    }
+  });
+
   it("with auth off, anyone may read it", async () => {
     const open = await startStack();
     try {
