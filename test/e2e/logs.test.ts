@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TollgateClient } from "../../src/client/index.js";
 import { type Stack, startStack, terminal, threadId } from "./support.js";
 
 // The server's log stream: JSON lines on stdout, with the ids an operator joins on.
-const AUTH_TOKENS = JSON.stringify({ "tok-alice-logs-01": { sub: "alice", roles: ["user"] } });
+const BOB = "tok-bob-logs-0001";
+const AUTH_TOKENS = JSON.stringify({ "tok-alice-logs-01": { sub: "alice", roles: ["user"] }, [BOB]: { sub: "bob", roles: ["approver"] } });
 
 type Line = Record<string, any>;
 
@@ -55,6 +57,22 @@ describe("JSON logs (LOG_LEVEL=info)", () => {
     ]);
     // The masked argument never reaches the log.
     expect(s.server.stdout()).not.toContain("c@example.com");
+  });
+
+  it("a run resumed by an approver is logged as theirs, and so is the decision", async () => {
+    const id = threadId("logs-4eyes");
+    s.model.push({ toolCalls: [{ id: "lr1", name: "refund_order", args: { order_id: "A-1002", amount_cents: 500, reason: "late" } }] });
+    const intr = terminal(await s.client.run(id, "refund A-1002 $5").collect(), "interrupt");
+    s.model.push({ text: "Refunded." });
+    const bob = new TollgateClient({ baseUrl: s.server.url, token: BOB });
+    const done = terminal(await bob.resume(id, intr.interrupt_id, [{ call_id: "lr1", approved: true }]).collect(), "done");
+    await expect.poll(() => logLines(s).some((l) => l.msg === "run finished" && l.run_id === done.run_id)).toBe(true);
+    const mine = logLines(s).filter((l) => l.thread_id === id && (l.msg === "run finished" || l.msg === "approval decided"));
+    expect(mine.map((l) => [l.msg, l.principal, l.outcome])).toEqual([
+      ["run finished", "alice", "interrupted"],
+      ["approval decided", "bob", undefined],
+      ["run finished", "bob", "completed"],
+    ]);
   });
 
   it("a failed model call: a warn line and the run's error outcome, with the ids", async () => {
