@@ -92,7 +92,8 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       if (probe.at(-1)?.type !== "done") report.unusable.push(id);
     }
     report.invalidRequests = model.requests.filter((r) => r.invalid).length;
-    report.stackTraces = (server.stderr().match(/\n\s+at .+:\d+:\d+\)?/g) ?? []).length;
+    // The log is JSON lines on stdout: a stack there is in an escaped string (`\n    at …`).
+    report.stackTraces = ((server.stderr() + server.stdout()).match(/(\n|\\n)\s+at .+:\d+:\d+\)?/g) ?? []).length;
     return report;
   } finally {
     await server.kill();

@@ -1668,7 +1668,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     const rows = { refunds: db.countRows("refunds"), outbox: db.countRows("outbox") };
     db.close();
     const log = server.stderr() + server.stdout();
-    const stackTraces = (log.match(/\n\s+at .+:\d+:\d+\)?/g) ?? []).length;
+    // JSON log lines carry a stack as an escaped string (`\n    at …`).
+    const stackTraces = (log.match(/(\n|\\n)\s+at .+:\d+:\d+\)?/g) ?? []).length;
     if (report.failureCount > 0) console.log(formatFailures(report));
     console.log(JSON.stringify({ ...report, failures: undefined, after, rows, stackTraces, serverLogBytes: log.length }, null, 2));
     const ok =

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { ANONYMOUS, type AuthSettings, type Principal, ROLES } from "./auth/index.js";
 import { formatIssues } from "./protocol/index.js";
+import { LOG_LEVELS, type LogLevel } from "./logger.js";
 
 /** A configuration the server must not start with; `main` prints its one-line message and exits 2. */
 export class ConfigError extends Error {
@@ -95,6 +96,8 @@ const envSchema = z.object({
   WEBHOOK_BACKOFF_BASE_MS: intFrom(1_000, 1),
   WEBHOOK_BACKOFF_CAP_MS: intFrom(300_000, 1),
   WEBHOOK_SWEEP_MS: intFrom(5_000, 10),
+  /** Lines below this level are not logged. */
+  LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
   /** Test-only extra tools (slow/throwing); never set in production. */
   TOLLGATE_TEST_TOOLS: z.enum(["0", "1"]).default("0"),
   /** Where traces go and as whom, when tracing is on (LangChain's names; `LANGCHAIN_*` aliases too). */
@@ -127,6 +130,7 @@ export interface Config {
   /** Approval webhooks; undefined when APPROVAL_WEBHOOK_URL is unset. */
   webhook: WebhookSettings | undefined;
   /** LangSmith tracing asked for (LANGSMITH_TRACING and its aliases = "true"): runs are traced, masked (ops/tracing.ts). */
+  logLevel: LogLevel;
   tracing: boolean;
   /** Where traces go (unset: LangSmith's own defaults); read only when `tracing` is on. */
   langsmith: LangSmithSettings;
@@ -251,6 +255,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     expirySweepMs: e.EXPIRY_SWEEP_MS,
     testTools: e.TOLLGATE_TEST_TOOLS === "1",
     webhook,
+    logLevel: e.LOG_LEVEL,
     tracing: tracingRequested(env),
     langsmith: { endpoint: e.LANGSMITH_ENDPOINT, apiKey: e.LANGSMITH_API_KEY, project: e.LANGSMITH_PROJECT, workspaceId: e.LANGSMITH_WORKSPACE_ID },
     auth,

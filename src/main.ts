@@ -2,7 +2,7 @@ import { getRequestListener } from "@hono/node-server";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { ConfigError, loadConfig } from "./config.js";
-import { consoleLogger } from "./logger.js";
+import { jsonLogger } from "./logger.js";
 import { capConnections } from "./server/connection-cap.js";
 import { adapterErrorResponse } from "./server/request-errors.js";
 import { createTollgate } from "./tollgate.js";
@@ -11,7 +11,7 @@ const SHUTDOWN_DEADLINE_MS = 5000;
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
-  const tollgate = await createTollgate({ config, log: consoleLogger() });
+  const tollgate = await createTollgate({ config, log: jsonLogger({ level: config.logLevel }) });
   // Everything logs through the scrubbing logger createTollgate made.
   const { log } = tollgate;
   // Last resort: runs and settlers never reject, but a rejection nobody handles must not take down
@@ -29,9 +29,11 @@ async function main(): Promise<void> {
   const server = createServer(serverOptions, listener);
   capConnections(server, maxConnections, log);
   server.listen(config.port, config.host, () => {
-    // Tests and scripts wait for exactly this line.
-    process.stdout.write(`tollgate listening on http://${config.host}:${(server.address() as AddressInfo).port}\n`);
-    log.info("ready", { model: config.model, data_dir: config.dataDir });
+    // Tests and scripts wait for exactly this line: plain text on a line of its own, among the
+    // JSON log lines on the same stream.
+    const url = `http://${config.host}:${(server.address() as AddressInfo).port}`;
+    process.stdout.write(`tollgate listening on ${url}\n`);
+    log.info("ready", { url, model: config.model, data_dir: config.dataDir });
   });
 
   let stopping = false;

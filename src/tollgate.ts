@@ -2,9 +2,9 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import { compileAgentGraph } from "../graphs/agent.js";
 import { type Clock, systemClock } from "./clock.js";
 import type { Config } from "./config.js";
-import type { Logger } from "./logger.js";
+import { jsonLogger, type Logger } from "./logger.js";
 import { createModel } from "./model/index.js";
-import { createSecretScrubber, createTracing, NO_TRACING, scrubbingLogger, type SecretScrubber, skipIdleRunTrees, WebhookDispatcher, type WebhookOutcome } from "./ops/index.js";
+import { createSecretScrubber, createTracing, Metrics, NO_TRACING, scrubbingLogger, type SecretScrubber, skipIdleRunTrees, WebhookDispatcher, type WebhookOutcome } from "./ops/index.js";
 import { Access, createAuthenticator } from "./auth/index.js";
 import { ExpiryCloser, LeaseKeeper, RunAdmission, RunContext, RunService, ThreadService } from "./runs/index.js";
 import { createApp } from "./server/index.js";
@@ -14,7 +14,8 @@ import { createTestToolsOn } from "./tools/testing/test-tools.js";
 
 export interface TollgateOptions {
   config: Config;
-  log: Logger;
+  /** Where log lines go; default JSON lines on stdout at `config.logLevel`. Scrubbed of secrets either way. */
+  log?: Logger;
   /** Your own model; defaults to what `config.model` names. */
   model?: BaseChatModel;
   /** Your own tools; defaults to the order-support demo tools. */
@@ -23,6 +24,11 @@ export interface TollgateOptions {
   onWebhookOutcome?: (outcome: WebhookOutcome) => void;
   /** Where "now" comes from (approval deadlines, timestamps); the system clock by default. Tests move a fake one. */
   clock?: Clock;
+  /**
+   * Whether `/metrics` also shows Node's process metrics and event-loop lag (default true). Off
+   * when you run several tollgates in one process, or collect those yourself.
+   */
+  processMetrics?: boolean;
 }
 
 export interface Tollgate {
@@ -34,6 +40,8 @@ export interface Tollgate {
   log: Logger;
   /** Scrubs `config.secrets` and credential-shaped strings from text on its way out. */
   scrubber: SecretScrubber;
+  /** What `GET /metrics` shows. */
+  metrics: Metrics;
   /** Cancels runs in flight (reason `shutdown`), stops timers, closes the database. */
   close(): Promise<void>;
 }
@@ -48,7 +56,7 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
   // Every line anything here logs is scrubbed of the configured secrets (and credential-shaped
   // strings) first: upstream errors echo API keys and bearer tokens.
   const scrubber = createSecretScrubber(config.secrets);
-  const log = scrubbingLogger(o.log, scrubber);
+  const log = scrubbingLogger(o.log ?? jsonLogger({ level: config.logLevel }), scrubber);
   if (!config.tracing) skipIdleRunTrees();
   const store = await openStore({
     dataDir: config.dataDir,
@@ -72,6 +80,7 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
   );
   const auth = createAuthenticator(config.auth, log);
   const access = new Access(auth.enabled);
+  const metrics = new Metrics({ processMetrics: o.processMetrics ?? true });
   const ctx = new RunContext(
     graph,
     store,
@@ -81,7 +90,13 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
     access,
     scrubber,
     clock,
+    metrics,
   );
+  metrics.watch({
+    activeRuns: () => ctx.active.size,
+    // From the store, not counted here: right across restarts and replicas.
+    pendingApprovals: async () => (await store.interrupts.listOpen(clock.now())).length,
+  });
   // This replica's lease first, then what dead ones left, before anything is served.
   const leases = new LeaseKeeper(ctx, config.replicaLeaseMs);
   const recovered = await leases.start();
@@ -92,7 +107,16 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
   expiry.start();
   // Approval webhooks only when configured: without a URL nothing is enqueued or sent.
   const webhooks = config.webhook
-    ? new WebhookDispatcher({ ...config.webhook, outbox: store.webhooks, log, now: () => clock.now(), onOutcome: o.onWebhookOutcome && ((outcome) => o.onWebhookOutcome!(outcome)) })
+    ? new WebhookDispatcher({
+        ...config.webhook,
+        outbox: store.webhooks,
+        log,
+        now: () => clock.now(),
+        onOutcome: (outcome) => {
+          metrics.webhookAttempt(outcome);
+          o.onWebhookOutcome?.(outcome);
+        },
+      })
     : undefined;
   webhooks?.start();
   const app = createApp({
@@ -103,6 +127,7 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
     edge: { allowedHosts: limits.allowedHosts, corsOrigins: limits.corsOrigins },
     scrub: (text) => scrubber.scrub(text),
     log,
+    metrics,
     heartbeatMs: config.heartbeatMs,
     databaseReadable: () => store.readable(),
   });
@@ -113,6 +138,7 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
     expiry,
     log,
     scrubber,
+    metrics,
     async close() {
       await runs.shutdown();
       await expiry.stop();

@@ -11,3 +11,5 @@ export type { ApprovalWebhook, ApprovalWebhookType } from "./webhook-payload.js"
 export { createTracing, NO_TRACING } from "./tracing.js";
 export type { Tracing, TracingOptions } from "./tracing.js";
 export { TraceMasker } from "./tracing-masker.js";
+export { Metrics, NO_METER, RUN_OUTCOMES, APPROVAL_DECISIONS, MODEL_ERROR_CODES } from "./metrics.js";
+export type { GaugeSources, MetricsOptions, RunKind, RunMeter } from "./metrics.js";

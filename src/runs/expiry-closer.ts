@@ -49,8 +49,8 @@ export class ExpiryCloser {
         if (await closeInterrupt(this.ctx, r.thread_id, r.interrupt_id, "expired")) closed++;
       } catch (err) {
         // A refused write is finished by the settler; anything else is a bug worth its stack.
-        if (isStorageFault(err)) this.ctx.log.warn("expiry close deferred: database unavailable", { interrupt_id: r.interrupt_id });
-        else this.ctx.log.error("expiry close failed", { interrupt_id: r.interrupt_id, err });
+        if (isStorageFault(err)) this.ctx.log.warn("expiry close deferred: database unavailable", { thread_id: r.thread_id, interrupt_id: r.interrupt_id });
+        else this.ctx.log.error("expiry close failed", { thread_id: r.thread_id, interrupt_id: r.interrupt_id, err });
       }
     }
     return closed;

@@ -3,6 +3,7 @@ import { closingOutcomes } from "../../graphs/tool-messages.js";
 import type { RunContext } from "./run-context.js";
 import { enqueueApprovalWebhook } from "./approval-webhooks.js";
 import { closePendingCalls } from "./pending-calls.js";
+import { type DecisionReport, reportDecision } from "./report-decision.js";
 
 class LostRace extends Error {}
 
@@ -55,8 +56,9 @@ async function close(
   holder: string,
   by: string | null,
 ): Promise<boolean> {
+  let report: DecisionReport;
   try {
-    await ctx.store.transaction(async (tx) => {
+    report = await ctx.store.transaction(async (tx) => {
       if (!(await tx.interrupts.transition(interruptId, to))) throw new LostRace();
       if (!(await tx.threads.claimWaiting(threadId, holder, false))) throw new LostRace(); // rolls back the first
       const reason = to === "expired" ? "approval window closed" : "cancelled";
@@ -64,11 +66,14 @@ async function close(
       const at = ctx.clock.now();
       await tx.audit.appendForEachCall(record, { decision: to, by, reason }, at);
       await enqueueApprovalWebhook(ctx, tx, record, `approval.${to}`, at, by ? { decided_by: by } : {});
+      const calls = record.calls.map((c) => ({ call_id: c.call_id, tool: c.name, decision: to }));
+      return { threadId, interruptId, principal: by, calls, openedAt: record.created_at, decidedAt: at };
     });
   } catch (err) {
     if (err instanceof LostRace) return false;
     throw err;
   }
+  reportDecision(ctx, report);
   try {
     await closePendingCalls(ctx.graph, ctx.store.ledger, threadId, closingOutcome(to));
     await ctx.store.threads.release(threadId, holder, "idle", to);
@@ -78,6 +83,5 @@ async function close(
     await ctx.settler.adopt({ threadId, holderId: holder, fallback: closingOutcome(to) });
     if (ctx.settler.holds(threadId)) throw err;
   }
-  ctx.log.info(`interrupt ${to}`, { thread_id: threadId, interrupt_id: interruptId });
   return true;
 }

@@ -5,6 +5,7 @@ import { type AuditRecord, callRow, type InterruptCall, type InterruptRecord, ty
 import { hashArgs } from "../tools/index.js";
 import { enqueueApprovalWebhook } from "./approval-webhooks.js";
 import type { PreparedEdits } from "./edit-check.js";
+import type { DecisionReport } from "./report-decision.js";
 import type { RunContext } from "./run-context.js";
 import { seeThread } from "./thread-access.js";
 
@@ -79,13 +80,16 @@ export async function openGate(
     decided_by: p.sub,
     decisions: rows.map((r) => ({ call_id: r.call_id, decision: r.decision })),
   });
-  return { decisions: gate, requester: open.requester ?? thread.owner };
+  const report: DecisionReport = { threadId, interruptId, principal: p.sub, calls: rows, openedAt: open.created_at, decidedAt: now };
+  return { decisions: gate, requester: open.requester ?? thread.owner, report };
 }
 
 /** The decisions bound for the graph, and whose message the continuation still answers. */
 export interface OpenedGate {
   decisions: GateDecision[];
   requester: string;
+  /** For the log and metrics, once the transaction has committed. */
+  report: DecisionReport;
 }
 
 interface Bound {

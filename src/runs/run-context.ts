@@ -2,7 +2,7 @@ import type { AgentGraph } from "../../graphs/agent.js";
 import type { Access } from "../auth/index.js";
 import { type Clock, systemClock } from "../clock.js";
 import type { Logger } from "../logger.js";
-import { createSecretScrubber, Redactor, type SecretScrubber } from "../ops/index.js";
+import { createSecretScrubber, Metrics, Redactor, type SecretScrubber } from "../ops/index.js";
 import type { Store } from "../store/index.js";
 import type { ToolRegistry } from "../tools/index.js";
 import { EventPersister } from "./event-persister.js";
@@ -28,6 +28,8 @@ export interface ActiveRun {
   onDisconnect: "cancel" | "continue";
   /** How it ended, once it has. */
   outcome?: string;
+  /** Who started it: the sender of its message, or who decided the interrupt it resumes (logs name them). */
+  principal: string;
   /** Who sent the message this run continues: an interrupt it opens is theirs to not approve (four eyes). */
   requester: string;
   /** For a resume: its interrupt and the calls it approved (a failed write must not use them up). */
@@ -70,6 +72,8 @@ export class RunContext {
     scrubber: SecretScrubber = createSecretScrubber(),
     /** Where "now" comes from for deadlines (the store stamps its rows with the same one). */
     readonly clock: Clock = systemClock,
+    /** Where runs, tokens, decisions and cancels are counted (`/metrics`). */
+    readonly metrics: Metrics = new Metrics(),
   ) {
     this.redactor = new Redactor(registry, scrubber);
     this.persister = new EventPersister(store.runs, (err, queued) =>

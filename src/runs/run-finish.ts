@@ -11,7 +11,7 @@ import { toolResultEvent } from "./adapter.js";
 import { enqueueApprovalWebhook } from "./approval-webhooks.js";
 import { closePendingCalls } from "./pending-calls.js";
 import { runInputOf } from "./run-input.js";
-import { cancelReasonOf } from "./run-abort.js";
+import { cancelReasonOf, RunCancelled } from "./run-abort.js";
 import type { ActiveRun, RunContext } from "./run-context.js";
 
 /** How the graph's stream ended: its last state, and whether it stopped at the gate. */
@@ -87,6 +87,7 @@ export async function finishFailed(ctx: RunContext, run: ActiveRun, err: unknown
   // A decision must not be used up by a write that failed: the settler reopens the interrupt if
   // no approved call started (and closes it as below otherwise).
   if (run.resume && isStorageFault(err)) throw err;
+  if (err instanceof ModelCallError) ctx.metrics.modelError(err.code); // here, once: describeFailure may run twice
   const failure = describeFailure(ctx, run, err);
   await closeCalls(ctx, run, RUN_FAILED);
   await commitEnd(ctx, run, failure, "error", (tx) =>
@@ -116,11 +117,18 @@ export async function failClosed(ctx: RunContext, run: ActiveRun, err: unknown):
   }
 }
 
-/** Drops the run from this process's maps; its log stays followable until the settler has written its end. */
+/**
+ * Drops the run from this process's maps (its log stays followable until the settler has written
+ * its end), and reports how it ended: one log line and the metrics, once per run.
+ */
 export function forget(ctx: RunContext, run: ActiveRun, outcome: string): void {
   detach(ctx, run);
   run.outcome = outcome;
   if (!ctx.settler.holdsRun(run.runId)) ctx.live.delete(run.runId);
+  ctx.metrics.runEnded(outcome);
+  const cancel = run.controller.signal.reason;
+  if (outcome === "cancelled" && cancel instanceof RunCancelled) ctx.metrics.cancelled(performance.now() - cancel.at);
+  ctx.log.info("run finished", { thread_id: run.threadId, run_id: run.runId, principal: run.principal, outcome });
 }
 
 /**
@@ -156,7 +164,7 @@ function describeFailure(ctx: RunContext, run: ActiveRun, err: unknown): Extract
     return { type: "error", code: "storage_unavailable", message: "This server lost the database for a while; another one closed this run" };
   }
   if (err instanceof ModelCallError) {
-    ctx.log.warn("model call failed", { run_id: run.runId, code: err.code, message: err.message });
+    ctx.log.warn("model call failed", { thread_id: run.threadId, run_id: run.runId, code: err.code, message: err.message });
     return { type: "error", code: err.code, message: err.message };
   }
   if (isStorageFault(err)) {

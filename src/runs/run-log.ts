@@ -1,4 +1,5 @@
 import { type EventBody, TERMINAL_TYPES } from "../protocol/index.js";
+import { NO_METER, type RunMeter } from "../ops/index.js";
 import type { LoggedEvent } from "../store/index.js";
 import type { EventPersister } from "./event-persister.js";
 
@@ -29,6 +30,8 @@ export class RunLog {
     readonly runId: string,
     private readonly persister: EventPersister,
     private readonly redactor: EventRedactor,
+    /** Counts the run's token events (metrics). */
+    private readonly meter: RunMeter = NO_METER,
   ) {}
 
   get isEnded(): boolean {
@@ -54,6 +57,7 @@ export class RunLog {
     const e = this.build(body);
     const index = this.events.push(e) - 1;
     if (e.type === "token") {
+      this.meter.token();
       this.persister.enqueue(this.runId, e);
       if (this.unwritten.size === 0) this.show(this.events.length);
       return;

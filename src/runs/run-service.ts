@@ -14,6 +14,7 @@ import { executeRun } from "./run-executor.js";
 import { encodeRunInput, inputMessage, type RunInput } from "./run-input.js";
 import { RunLog } from "./run-log.js";
 import { openGate, type ResumeDecision } from "./resume-gate.js";
+import { reportDecision } from "./report-decision.js";
 import { cancelRemoteRun, followStoredRun } from "./remote-run.js";
 import { seeThread } from "./thread-access.js";
 
@@ -67,7 +68,7 @@ export class RunService {
         await tx.runs.start(runId, threadId, "message", encodeRunInput(userMessage));
       });
     const input: AgentUpdate = { messages: [inputMessage(userMessage)], rounds: 0, closed: false };
-    return this.begin(threadId, runId, claim, undefined, (_, controller) => this.launch(controller, threadId, runId, p.sub, onDisconnect, input, {}));
+    return this.begin(threadId, runId, claim, undefined, (_, controller) => this.launch(controller, threadId, runId, p.sub, p.sub, onDisconnect, input, {}));
   }
 
   /**
@@ -107,9 +108,10 @@ export class RunService {
     // If the claim's commit went in unseen, the decision is not used up: the settler reopens it.
     const reopen = { interruptId, approved: decisions.filter((d) => d.approved).map((d) => d.call_id) };
     return this.begin(threadId, runId, claim, reopen, (gate, controller) => {
+      reportDecision(this.ctx, gate.report); // committed: `begin` launches only after the claim
       const resume = { interruptId, approved: gate.decisions.filter((d) => d.approved).map((d) => d.call_id) };
       // The continuation still answers the same person's message: calls it asks for next are theirs too.
-      return this.launch(controller, threadId, runId, gate.requester, onDisconnect, null, { decisions: gate.decisions }, resume);
+      return this.launch(controller, threadId, runId, p.sub, gate.requester, onDisconnect, null, { decisions: gate.decisions }, resume);
     });
   }
 
@@ -263,6 +265,7 @@ export class RunService {
     controller: AbortController,
     threadId: string,
     runId: string,
+    principal: string,
     requester: string,
     onDisconnect: "cancel" | "continue",
     input: AgentUpdate | null,
@@ -270,8 +273,8 @@ export class RunService {
     resume?: ActiveRun["resume"],
   ): ActiveRun {
     // Registered in the same tick as the claim: a cancel arriving next finds it.
-    const log = new RunLog(runId, this.ctx.persister, this.ctx.redactor);
-    const run: ActiveRun = { runId, threadId, log, controller, done: Promise.resolve(), onDisconnect, requester, resume };
+    const log = new RunLog(runId, this.ctx.persister, this.ctx.redactor, this.ctx.metrics.runStarted(resume ? "resume" : "message"));
+    const run: ActiveRun = { runId, threadId, log, controller, done: Promise.resolve(), onDisconnect, principal, requester, resume };
     this.ctx.active.set(threadId, run);
     this.ctx.live.set(runId, log);
     run.done = executeRun(this.ctx, run, input, configurable);

@@ -1,5 +1,6 @@
 import type { Access, Authenticator } from "../auth/index.js";
 import type { Logger } from "../logger.js";
+import type { Metrics } from "../ops/index.js";
 import type { RunService, ThreadService } from "../runs/index.js";
 
 /** What the HTTP layer needs; tests build it over a temp database. */
@@ -12,6 +13,8 @@ export interface AppDeps {
   /** Which `Host` names and cross-site origins are answered. */
   edge: { allowedHosts: readonly string[]; corsOrigins: readonly string[] };
   log: Logger;
+  /** What `GET /metrics` renders. */
+  metrics: Metrics;
   /** Takes secrets out of a message before it is sent (an upstream error may echo a key). */
   scrub(text: string): string;
   /** Whether the database answers a read, for `/healthz`. */

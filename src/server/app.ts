@@ -5,6 +5,7 @@ import type { AppDeps } from "./app-deps.js";
 import { hostGuard, jsonBodies, originGuard } from "./edge-guard.js";
 import { identityRoutes } from "./identity-routes.js";
 import { openApiRoutes } from "./openapi.js";
+import { metricsRoutes } from "./metrics-routes.js";
 import { BodyAborted } from "./parse-body.js";
 import { authenticate } from "./principal-context.js";
 import { storageFaultError } from "../runs/index.js";
@@ -47,6 +48,7 @@ export function createApp(deps: AppDeps): Hono {
   );
 
   app.route("/", identityRoutes(deps));
+  app.route("/", metricsRoutes(deps));
   app.route("/threads", threadsRoutes(deps));
   app.route("/threads", runsRoutes(deps));
 

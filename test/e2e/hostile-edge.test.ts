@@ -297,13 +297,13 @@ describe("limits", () => {
     const sock = net.connect(Number(port), hostname);
     sock.on("error", () => undefined);
     await new Promise<void>((resolve) => sock.on("connect", () => resolve()));
-    const before = s.server.stderr().length;
+    const before = s.server.stdout().length;
     sock.write(`POST /threads/gone/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer tok-bob-000001\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"message":"`);
     await new Promise((r) => setImmediate(r));
     sock.destroy();
-    await expect.poll(() => s.server.stderr().slice(before), { timeout: 5000 }).toContain("request body aborted");
+    await expect.poll(() => s.server.stdout().slice(before), { timeout: 5000 }).toContain("request body aborted");
     // (Other tests' abandoned sockets log their own line: count this request's.)
-    const added = s.server.stderr().slice(before).split("\n").filter((l) => l.includes("/threads/gone/runs"));
+    const added = s.server.stdout().slice(before).split("\n").filter((l) => l.includes("/threads/gone/runs"));
     expect(added).toHaveLength(1);
     expect(added[0]).toContain("request body aborted");
     // A chunked body is read by the body limit before the route: the same one line.
@@ -313,8 +313,8 @@ describe("limits", () => {
     chunked.write(`POST /threads/gone-chunked/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer tok-bob-000001\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"mes\r\n`);
     await new Promise((r) => setImmediate(r));
     chunked.destroy();
-    await expect.poll(() => s.server.stderr().slice(before), { timeout: 5000 }).toContain("/threads/gone-chunked/runs");
-    const chunkedLines = s.server.stderr().slice(before).split("\n").filter((l) => l.includes("/threads/gone-chunked/runs"));
+    await expect.poll(() => s.server.stdout().slice(before), { timeout: 5000 }).toContain("/threads/gone-chunked/runs");
+    const chunkedLines = s.server.stdout().slice(before).split("\n").filter((l) => l.includes("/threads/gone-chunked/runs"));
     expect(chunkedLines).toHaveLength(1);
     expect(chunkedLines[0]).toContain("request body aborted");
   });

@@ -75,10 +75,10 @@ export function toolMessagesSeen(body: { messages: Array<{ role: string; content
   return out;
 }
 
-/** The server's log must not carry stack traces: errors are reported, not dumped. */
+/** The server's log must not carry stack traces: errors are reported, not dumped (as text, or in a JSON line's `err.stack`). */
 export function expectNoStackTraces(server: ServerProcess): void {
   const log = server.stderr() + server.stdout();
-  expect(log).not.toMatch(/\n\s+at .+:\d+:\d+\)?/);
+  expect(log).not.toMatch(/(\n|\\n)\s+at .+:\d+:\d+\)?/);
 }
 
 /** A raw request, for asserting statuses and error bodies exactly. */

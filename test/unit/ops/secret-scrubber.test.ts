@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Logger } from "../../../src/logger.js";
+import { type Logger, silentLogger } from "../../../src/logger.js";
 import { createSecretScrubber, SCRUBBED, scrubbingLogger } from "../../../src/ops/index.js";
 
 const KEY = "sk-test-ABCDEFGH12345678";
@@ -78,6 +78,7 @@ describe("scrubbing logger", () => {
   it("scrubs the message and every field of every line, err.message and stack included", () => {
     const lines: Array<[string, string, unknown]> = [];
     const inner: Logger = {
+      ...silentLogger,
       info: (m, f) => lines.push(["info", m, f]),
       warn: (m, f) => lines.push(["warn", m, f]),
       error: (m, f) => lines.push(["error", m, f]),

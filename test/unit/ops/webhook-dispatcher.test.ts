@@ -38,7 +38,13 @@ async function rig(): Promise<Rig> {
   cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }), () => store.close(), () => receiver.close());
   const outcomes: Rig["outcomes"] = [];
   const warnings: Rig["warnings"] = [];
-  const log: Logger = { info() {}, warn: (msg, fields) => warnings.push({ msg, fields }), error: (msg, fields) => warnings.push({ msg, fields }) };
+  const log: Logger = {
+    debug() {},
+    info() {},
+    warn: (msg, fields) => warnings.push({ msg, fields }),
+    error: (msg, fields) => warnings.push({ msg, fields }),
+    child: () => log,
+  };
   return {
     store,
     receiver,
