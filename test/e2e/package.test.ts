@@ -23,7 +23,11 @@ const READY = /^tollgate listening on (http:\/\/\S+)\s*$/m;
 /** Pack, install and build take a while on a busy machine; nothing here is timed. */
 const SETUP_TIMEOUT_MS = 240_000;
 
-/** What a copy of the repository leaves out: installs, builds, local data, VCS. */
+/**
+ * What the copy of the repository that is packed leaves out: installs, builds, VCS, and what runs
+ * write meanwhile (local data, screenshots, Studio's state). Tests and benchmarks are copied, so a
+ * `files` list that took them in would show in the tarball.
+ */
 const NOT_COPIED = new Set(["node_modules", ".git", "dist", "data", "test-output", ".langgraph_api", ".mb"]);
 
 /** npm's own variables from an enclosing `npm test` (package, lifecycle, prefix) would steer the inner npm. */
