@@ -172,6 +172,28 @@ describe("the npm package", () => {
     expect(unwanted).toEqual([]);
   });
 
+  it("loads each entry from a plain Node ESM script; react only when the project brings it", async () => {
+    const load = async (entries: string[]) => {
+      const script = `for (const e of ${JSON.stringify(entries)}) console.log(e, Object.keys(await import(e)).sort().join(","));`;
+      fs.writeFileSync(path.join(app, "entries.mjs"), script);
+      return (await exec(process.execPath, ["entries.mjs"], { cwd: app })).stdout;
+    };
+    const server = await load(["tollgate", "tollgate/client", "tollgate/protocol"]);
+    expect(server).toMatch(/^tollgate .*\bcreateTollgate\b.*\bdefineTool\b.*\bloadConfig\b.*\bserveTollgate\b/m);
+    expect(server).toMatch(/^tollgate\/client .*\bTollgateClient\b/m);
+    expect(server).toMatch(/^tollgate\/protocol .*\bprotocolEventSchema\b/m);
+    // react is an optional peer: a server-only project has none, and the react entry says so.
+    await expect(load(["tollgate/react"])).rejects.toThrow(/Cannot find package 'react'/);
+    const peers = (JSON.parse(fs.readFileSync(path.join(app, "node_modules/tollgate/package.json"), "utf8")) as {
+      peerDependencies: Record<string, string>;
+    }).peerDependencies;
+    await exec("npm", ["install", `react@${peers.react}`, `react-dom@${peers["react-dom"]}`, "--no-audit", "--no-fund", "--prefer-offline"], {
+      cwd: app,
+      env: npmEnv(),
+    });
+    expect(await load(["tollgate/react"])).toMatch(/^tollgate\/react .*\bTollgateSession\b.*\buseTollgate\b/m);
+  }, 120_000);
+
   it("declares every entry with types first, so TypeScript users of the example's code check against them", async () => {
     // The example's own JS and one import of each entry, checked against the installed declarations.
     fs.writeFileSync(
