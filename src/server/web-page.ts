@@ -5,8 +5,14 @@ import { fileURLToPath } from "node:url";
 import { Hono } from "hono";
 import { AppError } from "../protocol/index.js";
 
-/** Where `npm run build:web` writes the page (`npm start` and the tests build it first). */
-export const DEFAULT_WEB_DIR = fileURLToPath(new URL("../../dist/web/", import.meta.url));
+/**
+ * Where `npm run build:web` writes the page (`npm start` and the tests build it first): dist/web,
+ * found from this module's own file, never the cwd. Run from source this is src/server/web-page.ts;
+ * in the installed package it is the compiled dist/src/server/web-page.js, beside dist/web.
+ */
+export const DEFAULT_WEB_DIR = fileURLToPath(
+  new URL(import.meta.url.endsWith(".ts") ? "../../dist/web/" : "../../web/", import.meta.url),
+);
 
 const TYPES: Record<string, string> = {
   ".html": "text/html; charset=utf-8",

@@ -1,0 +1,18 @@
+// The package's server API (`import { createTollgate } from "tollgate"`): wire your own tools and
+// model into a Tollgate and serve it. The client, the wire types and the React hook have their
+// own entries: `tollgate/client`, `tollgate/protocol`, `tollgate/react`.
+export { createTollgate, type Tollgate, type TollgateOptions } from "./tollgate.js";
+export { serveTollgate, type ServeOptions, type ServedTollgate } from "./serve.js";
+export { ConfigError, loadConfig, type Config, type Limits } from "./config.js";
+export { jsonLogger, LOG_LEVELS, silentLogger, type JsonLoggerOptions, type Logger, type LogLevel } from "./logger.js";
+export type { Clock } from "./clock.js";
+export {
+  defineTool,
+  throwIfAborted,
+  toolContext,
+  type TollgateTool,
+  type ToolContext,
+  type ToolKind,
+  type ToolMeta,
+} from "./tools/tollgate-tool.js";
+export type { ApprovalPolicy } from "./protocol/index.js";
