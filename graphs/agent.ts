@@ -2,7 +2,7 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { END, START, StateGraph } from "@langchain/langgraph";
 import { ToolRegistry, type TollgateTool } from "../src/tools/index.js";
-import { type ExecutionLedger, MemoryLedger } from "./execution-ledger.js";
+import { type ExecutionLedger, MemoryLedger } from "../src/ledger/index.js";
 import { createAgentNode } from "./nodes/agent-node.js";
 import { createCallToolNode } from "./nodes/call-tool-node.js";
 import { DEFAULT_MODEL_TIMEOUTS, type ModelTimeouts } from "./nodes/model-deadline.js";

@@ -4,9 +4,10 @@ import { AIMessage, type AIMessageChunk, type BaseMessage, SystemMessage } from 
 import type { ToolCall } from "@langchain/core/messages/tool";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { describeModelFailure, ModelCallError } from "../../src/model/model-call-error.js";
-import type { ToolRegistry } from "../../src/tools/index.js";
-import { answerFromLedger, type ExecutionLedger } from "../execution-ledger.js";
-import { freshCallId, MALFORMED_CALL_NAME, repairWithLedger, replaceHistory, VALID_TOOL_NAME } from "../history.js";
+import { MALFORMED_CALL_NAME, type ToolRegistry } from "../../src/tools/index.js";
+import type { ExecutionLedger } from "../../src/ledger/index.js";
+import { answerFromLedger } from "../answer-from-ledger.js";
+import { freshCallId, repairWithLedger, replaceHistory, VALID_TOOL_NAME } from "../history.js";
 import type { AgentStateType, AgentUpdate } from "../state.js";
 import { closingOutcomes, UNPARSABLE_KEY } from "../tool-messages.js";
 import { ChunkAccumulator } from "./chunk-accumulator.js";

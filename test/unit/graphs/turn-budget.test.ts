@@ -2,7 +2,7 @@ import { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { AIMessageChunk, type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { ChatGenerationChunk, type ChatResult } from "@langchain/core/outputs";
 import { describe, expect, it } from "vitest";
-import { MemoryLedger } from "../../../graphs/execution-ledger.js";
+import { MemoryLedger } from "../../../src/ledger/index.js";
 import { createAgentNode } from "../../../graphs/nodes/agent-node.js";
 import { DEFAULT_MODEL_TIMEOUTS } from "../../../graphs/nodes/model-deadline.js";
 import { turnOverBudget } from "../../../graphs/nodes/turn-budget.js";
