@@ -5,6 +5,7 @@
  * this test until it is given a place in it.
  */
 import fs from "node:fs";
+import { builtinModules } from "node:module";
 import path from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
@@ -29,7 +30,7 @@ const LAYERS: Record<string, { rank: number; side: Side }> = {
   "src/model": { rank: 3, side: "server" },
   "src/tools": { rank: 3, side: "server" },
   "src/auth": { rank: 3, side: "server" },
-  "src/ledger": { rank: 4, side: "server" }, // the execution ledger's contract: graph above, store below it… and above tools
+  "src/ledger": { rank: 4, side: "server" }, // the execution ledger's contract: graphs use it, stores implement it
   "src/ops": { rank: 4, side: "server" },
   "src/config.ts": { rank: 4, side: "server" },
   "src/store": { rank: 5, side: "server" },
@@ -93,6 +94,11 @@ interface Arrow {
   to: string;
   typeOnly: boolean;
   names: string[];
+}
+
+/** Every module specifier a file names, packages and builtins included. */
+function specifiersOf(file: string): string[] {
+  return ts.preProcessFile(fs.readFileSync(path.join(REPO_ROOT, file), "utf8"), true, true).importedFiles.map((f) => f.fileName);
 }
 
 /** The repository files a file imports: static, dynamic, type-only and re-exports alike. */
@@ -226,6 +232,14 @@ describe("one-way layers", () => {
     const all = forbiddenArrows();
     const stale = KNOWN_EXCEPTIONS.filter((k) => !all.some((a) => a.from === k.from && a.to === k.to));
     expect(stale).toEqual([]);
+  });
+
+  it("the browser side and what it shares with the server import no Node builtin", () => {
+    const node = new Set(builtinModules);
+    const browserish = files.filter((f) => LAYERS[layerOf(f)!]!.side !== "server");
+    const bad = browserish.flatMap((f) => specifiersOf(f).filter((s) => s.startsWith("node:") || node.has(s)).map((s) => `${f}: ${s}`));
+    expect(browserish).toContain("src/lib/abortable-sleep.ts");
+    expect(bad).toEqual([]);
   });
 
   it("nothing imports an entry file: Studio's graph and the process entry stand alone", () => {
