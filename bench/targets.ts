@@ -77,7 +77,7 @@ export async function startTollgate(modelUrl: string, f: StartFlags = {}): Promi
 }
 
 /**
- * PEER: `langgraph dev` serving `graphs/agent.ts:graph` from the repository's langgraph.json,
+ * PEER: `langgraph dev` serving `graphs/studio.ts:graph` from the repository's langgraph.json,
  * run from a temp project dir so its `.langgraph_api/` never lands in the work tree. Tokens are
  * the graph's `custom` stream: the same chunks tollgate turns into `token` events.
  */

@@ -2,12 +2,11 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { END, START, StateGraph } from "@langchain/langgraph";
 import { ToolRegistry, type TollgateTool } from "../src/tools/index.js";
-import { type ExecutionLedger, MemoryLedger } from "./execution-ledger.js";
+import { type ExecutionLedger, MemoryLedger } from "../src/ledger/index.js";
 import { createAgentNode } from "./nodes/agent-node.js";
 import { createCallToolNode } from "./nodes/call-tool-node.js";
 import { DEFAULT_MODEL_TIMEOUTS, type ModelTimeouts } from "./nodes/model-deadline.js";
 import { createToolsNode } from "./nodes/tools-node.js";
-import { studioGraphOptions } from "./studio.js";
 import { AgentState, type AgentStateType } from "./state.js";
 import { unansweredCalls } from "./tool-messages.js";
 
@@ -76,12 +75,3 @@ export function compileAgentGraph(opts: AgentGraphOptions, checkpointer?: BaseCh
 }
 
 export type AgentGraph = ReturnType<typeof compileAgentGraph>;
-
-// ---- LangGraph Studio entry ----
-
-/**
- * What LangGraph Studio loads (`langgraph.json` → `graphs/agent.ts:graph`): the same workflow and
- * gate, compiled without a checkpointer because `langgraph dev` brings its own. Building it opens
- * nothing: the demo tools' database opens at their first call (see `./studio.ts`).
- */
-export const graph = createAgentWorkflow(studioGraphOptions()).compile({ interruptBefore: ["call_tool"] });

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import type { ToolCall } from "@langchain/core/messages/tool";
 import { Overwrite } from "@langchain/langgraph";
-import type { ToolOutcome } from "../src/tools/index.js";
+import { MALFORMED_CALL_NAME, type ToolOutcome } from "../src/tools/index.js";
 import { outcomeMessage } from "./tool-messages.js";
 
 /**
@@ -19,11 +19,6 @@ import { outcomeMessage } from "./tool-messages.js";
 /** Tool names the Chat Completions API accepts. */
 export const VALID_TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
-/**
- * The name a call is stored under when the model sent it without a valid one: it is answered
- * `error` "malformed tool call" and never reaches a tool or the gate.
- */
-export const MALFORMED_CALL_NAME = "invalid_tool_call";
 export const MALFORMED_CALL: ToolOutcome = { status: "error", error: "malformed tool call" };
 
 /** A fresh tool call id, for calls that came without one or with one already used. */

@@ -8,13 +8,14 @@ import { setupDemoTables, type TollgateTool } from "../src/tools/index.js";
 import { lookupOrderTool } from "../src/tools/demo/lookup-order.js";
 import { refundOrderTool } from "../src/tools/demo/refund-order.js";
 import { sendEmailTool } from "../src/tools/demo/send-email.js";
-import type { AgentGraphOptions } from "./agent.js";
+import { type AgentGraphOptions, createAgentWorkflow } from "./agent.js";
 
 /**
- * The Studio-facing pieces behind `graphs/agent.ts:graph` (see `langgraph.json`). `langgraph dev`
- * imports that module, and so does the Hono server, so building these must not open a database,
+ * LangGraph Studio's entry file (`langgraph.json` → `graphs/studio.ts:graph`), and the only one:
+ * nothing in src/ or graphs/ imports it, so the Hono server never builds this graph or reads the
+ * environment through it. `langgraph dev` imports it, so loading it must not open a database,
  * start a timer or throw: the demo database opens at the first tool call, and a bad environment
- * surfaces as a model error in the Studio run (the Hono server reports it itself, from main.ts).
+ * surfaces as a model error in the Studio run.
  */
 
 /** The variables the Studio graph reads; the server's own ones (PORT, TTL…) do not apply there. */
@@ -92,3 +93,9 @@ class MisconfiguredModel extends BaseChatModel {
     throw new Error(this.problem);
   }
 }
+
+/**
+ * What LangGraph Studio loads: the workflow the Hono server compiles, with the same gate, but
+ * without a checkpointer because `langgraph dev` brings its own.
+ */
+export const graph = createAgentWorkflow(studioGraphOptions()).compile({ interruptBefore: ["call_tool"] });

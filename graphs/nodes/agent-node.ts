@@ -4,31 +4,28 @@ import { AIMessage, type AIMessageChunk, type BaseMessage, SystemMessage } from 
 import type { ToolCall } from "@langchain/core/messages/tool";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { describeModelFailure, ModelCallError } from "../../src/model/model-call-error.js";
-import type { ToolRegistry } from "../../src/tools/index.js";
-import { answerFromLedger, type ExecutionLedger } from "../execution-ledger.js";
-import { freshCallId, MALFORMED_CALL_NAME, repairWithLedger, replaceHistory, VALID_TOOL_NAME } from "../history.js";
+import { MALFORMED_CALL_NAME, type ToolRegistry } from "../../src/tools/index.js";
+import type { ExecutionLedger } from "../../src/ledger/index.js";
+import { answerFromLedger } from "../answer-from-ledger.js";
+import { freshCallId, repairWithLedger, replaceHistory, VALID_TOOL_NAME } from "../history.js";
 import type { AgentStateType, AgentUpdate } from "../state.js";
 import { closingOutcomes, UNPARSABLE_KEY } from "../tool-messages.js";
 import { ChunkAccumulator } from "./chunk-accumulator.js";
 import { type ModelTimeouts, ModelDeadline } from "./model-deadline.js";
 import { turnOverBudget } from "./turn-budget.js";
 
-/** What the agent node sends on the graph's `custom` stream for each piece of assistant text. */
+/**
+ * What the agent node writes with the graph's stream writer (`config.writer`, LangGraph's `custom`
+ * stream) for each piece of assistant text. Its only way out: the run engine's adapter turns each
+ * one into a `token` event; Studio and a plain `graph.stream` see them on the `custom` stream.
+ */
 export interface TokenChunk {
   token: string;
 }
 
 /**
- * `configurable` key of an optional direct token sink. tollgate's run engine passes one so that
- * tokens skip LangGraph's stream queue (the largest per-token cost measured); without it (Studio,
- * plain `graph.stream`) tokens go to the `custom` stream as `TokenChunk`s.
- */
-export const TOKEN_SINK_KEY = "tollgate_token_sink";
-export type TokenSink = (text: string) => void;
-
-/**
- * Calls the model once, streaming its text through the token sink as it arrives (the lean path:
- * no per-token message snapshots), and returns the whole assistant message. The history it sends
+ * Calls the model once, writing its text to the stream writer as it arrives (the lean path: no
+ * per-token message snapshots), and returns the whole assistant message. The history it sends
  * is valid Chat Completions: a thread broken by a crash, a new message sent while calls waited,
  * or an older version is repaired first (`repairHistory`), and the repair is stored with the answer.
  */
@@ -52,8 +49,7 @@ export function createAgentNode(opts: {
     const input: BaseMessage[] = systemPrompt ? [new SystemMessage(systemPrompt), ...history] : history;
     const acc = new ChunkAccumulator();
     let full: AIMessageChunk | undefined;
-    const sink = config.configurable?.[TOKEN_SINK_KEY] as TokenSink | undefined;
-    const emit: TokenSink = sink ?? ((token) => config.writer?.({ token } satisfies TokenChunk));
+    const write = config.writer;
     const deadline = new ModelDeadline(timeouts);
     // Either a cancel or the deadline aborts the request, and with it the socket.
     const signal = config.signal ? AbortSignal.any([config.signal, deadline.signal]) : deadline.signal;
@@ -62,7 +58,7 @@ export function createAgentNode(opts: {
       for await (const chunk of stream) {
         deadline.observe(chunk);
         const text = acc.add(chunk);
-        if (text) emit(text);
+        if (text) write?.({ token: text } satisfies TokenChunk);
         const pause = turnOverBudget(); // a burst from the model must not hold everyone else up
         if (pause) await pause;
       }

@@ -2,7 +2,7 @@ import type { ToolCall } from "@langchain/core/messages/tool";
 import { GraphValueError, interrupt, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { applyEdit, hashArgs, runToolCall, type ToolOutcome, type ToolRegistry, untilAborted } from "../../src/tools/index.js";
 import { readDecisions, type GateDecision } from "../decisions.js";
-import type { ExecutionLedger } from "../execution-ledger.js";
+import type { ExecutionLedger } from "../../src/ledger/index.js";
 import type { AgentStateType, AgentUpdate } from "../state.js";
 import { closingOutcomes, outcomeMessage, unansweredCalls } from "../tool-messages.js";
 

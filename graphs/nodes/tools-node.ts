@@ -1,6 +1,6 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import { runToolCall, type ToolOutcome, type ToolRegistry, untilAborted, validateArgs } from "../../src/tools/index.js";
-import { MALFORMED_CALL, MALFORMED_CALL_NAME } from "../history.js";
+import { MALFORMED_CALL_NAME, runToolCall, type ToolOutcome, type ToolRegistry, untilAborted, validateArgs } from "../../src/tools/index.js";
+import { MALFORMED_CALL } from "../history.js";
 import type { AgentStateType, AgentUpdate } from "../state.js";
 import { lastAssistant, outcomeMessage, unansweredCalls, unparsableError } from "../tool-messages.js";
 

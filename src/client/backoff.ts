@@ -21,20 +21,6 @@ export function backoffDelay(attempt: number, policy: ReconnectPolicy): number {
   return Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** attempt);
 }
 
-/** Resolves after `ms`, or at once when `signal` aborts: a stopped stream must not linger. */
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const finish = () => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", finish);
-      resolve();
-    };
-    const timer = setTimeout(finish, ms);
-    signal.addEventListener("abort", finish, { once: true });
-  });
-}
-
 function stripUndefined<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

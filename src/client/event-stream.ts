@@ -1,5 +1,6 @@
 import { isTerminal, parseEventId, type ProtocolEvent } from "../protocol/index.js";
-import { backoffDelay, sleep, type ReconnectPolicy } from "./backoff.js";
+import { abortableSleep } from "../lib/index.js";
+import { backoffDelay, type ReconnectPolicy } from "./backoff.js";
 import { errorFromResponse, networkError, protocolError } from "./errors.js";
 import { parseEvent } from "./parse-event.js";
 import { readSse, type SseMessage } from "./sse-reader.js";
@@ -111,8 +112,8 @@ class ReconnectingEventStream implements EventStream {
         if (failures > policy.retries) {
           throw networkError(`stream lost after ${policy.retries} reconnect attempts`, outcome.cause);
         }
-        await sleep(backoffDelay(failures - 1, policy), signal);
-        if (signal.aborted) return;
+        // A stop() during the wait rejects it at once: the catch below ends the stream quietly.
+        await abortableSleep(backoffDelay(failures - 1, policy), signal);
         reconnecting = true;
         pending = this.#source.follow(this.#lastEventId, signal);
       }

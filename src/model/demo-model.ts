@@ -3,6 +3,7 @@ import type { CallbackManagerForLLMRun } from "@langchain/core/callbacks/manager
 import { BaseChatModel, type BaseChatModelParams } from "@langchain/core/language_models/chat_models";
 import { AIMessageChunk, type BaseMessage } from "@langchain/core/messages";
 import { ChatGenerationChunk, type ChatResult } from "@langchain/core/outputs";
+import { abortableSleep } from "../lib/index.js";
 import { nextDemoStep } from "./demo-intent.js";
 
 export interface DemoModelParams extends BaseChatModelParams {
@@ -39,7 +40,7 @@ export class DemoChatModel extends BaseChatModel {
     const step = nextDemoStep(messages);
     const id = `demo-${randomUUID()}`;
     for (const piece of step.text.match(/\s*\S+/g) ?? []) {
-      await pause(this.tokenDelayMs, options.signal);
+      await abortableSleep(this.tokenDelayMs, options.signal);
       const chunk = new ChatGenerationChunk({ text: piece, message: new AIMessageChunk({ id, content: piece }) });
       yield chunk;
       await runManager?.handleLLMNewToken(piece, undefined, undefined, undefined, undefined, { chunk });
@@ -61,20 +62,4 @@ export class DemoChatModel extends BaseChatModel {
     for await (const c of this._streamResponseChunks(messages, options)) acc = acc ? acc.concat(c) : c;
     return { generations: acc ? [acc] : [] };
   }
-}
-
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  signal?.throwIfAborted();
-  if (ms <= 0) return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    const t = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(signal!.reason);
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }

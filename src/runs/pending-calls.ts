@@ -1,5 +1,6 @@
 import type { ToolMessage } from "@langchain/core/messages";
-import { answerFromLedger, type ExecutionLedger } from "../../graphs/execution-ledger.js";
+import { answerFromLedger } from "../../graphs/answer-from-ledger.js";
+import type { ExecutionLedger } from "../ledger/index.js";
 import type { AgentGraph } from "../../graphs/agent.js";
 import { outcomeMessage, unansweredCalls } from "../../graphs/tool-messages.js";
 import type { AgentStateType } from "../../graphs/state.js";

@@ -1,6 +1,6 @@
-import { TOKEN_SINK_KEY, type TokenSink } from "../../graphs/nodes/agent-node.js";
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { AgentStateType, AgentUpdate } from "../../graphs/state.js";
-import { adaptGraphStream, type GraphChunk } from "./adapter.js";
+import { adaptGraphStream, customWriter, type GraphChunk } from "./adapter.js";
 import type { ActiveRun, RunContext } from "./run-context.js";
 import { failClosed, finishCancelled, finishFailed, finishNormally, forget, type GraphEnd } from "./run-finish.js";
 
@@ -18,9 +18,12 @@ export async function executeRun(
   let outcome = "error";
   try {
     run.controller.signal.throwIfAborted(); // a cancel that landed while the run was starting wins
-    // Tokens go straight into the run's log; the graph stream carries node updates and state.
-    const tokenSink: TokenSink = (text) => {
-      if (!run.log.isEnded) run.log.append({ type: "token", text });
+    // Tokens: the adapter's writer puts each one into the run's log as the node writes it, rather
+    // than on the graph stream (`custom` mode), whose queue costs more per token (see customWriter).
+    const tokens: Pick<LangGraphRunnableConfig, "writer"> = {
+      writer: customWriter((event) => {
+        if (!run.log.isEnded) run.log.append(event);
+      }),
     };
     // The graph's own iterator, not `graph.stream`: that one races the abort and lets go at once,
     // while the graph winds down and saves what the run did (`durability: "exit"`) afterwards; a
@@ -32,9 +35,9 @@ export async function executeRun(
         thread_id: run.threadId,
         run_id: run.runId,
         max_rounds: ctx.settings.maxRounds,
-        [TOKEN_SINK_KEY]: tokenSink,
       },
       signal: run.controller.signal,
+      ...tokens,
       // `values` (in-memory state after each step) spares a checkpoint read at the end: on a
       // long thread, rebuilding the state is the dearest part of a run.
       streamMode: ["updates", "values"],

@@ -1,4 +1,4 @@
-import type { LedgerClaim } from "../../graphs/execution-ledger.js";
+import type { LedgerClaim } from "../ledger/index.js";
 import type { ToolOutcome } from "../tools/index.js";
 import { isStorageFault } from "./storage-fault.js";
 

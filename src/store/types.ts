@@ -1,5 +1,5 @@
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
-import type { ExecutionLedger } from "../../graphs/execution-ledger.js";
+import type { ExecutionLedger } from "../ledger/index.js";
 import type { AuditEntry, EventType, InterruptPayload, LastOutcome, PendingCall, ThreadStatus } from "../protocol/index.js";
 
 /**

@@ -1,6 +1,6 @@
 export { ABORT_SIGNAL_KEY, defineTool, throwIfAborted, toolContext } from "./tollgate-tool.js";
 export type { TollgateTool, ToolContext, ToolKind, ToolMeta } from "./tollgate-tool.js";
-export { ToolRegistry } from "./tool-registry.js";
+export { MALFORMED_CALL_NAME, ToolRegistry } from "./tool-registry.js";
 export { MASK, maskArgs, maskOutput, maskPaths } from "./mask-args.js";
 export { runToolCall, untilAborted, validateArgs } from "./run-tool-call.js";
 export type { ToolCallRequest, ToolOutcome } from "./run-tool-call.js";

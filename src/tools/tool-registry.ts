@@ -1,9 +1,15 @@
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { toJsonSchema } from "@langchain/core/utils/json_schema";
 import type { ApprovalPolicy, PendingCall } from "../protocol/index.js";
-import { MALFORMED_CALL_NAME } from "../../graphs/history.js";
 import { maskArgs, maskOutput } from "./mask-args.js";
 import type { TollgateTool, ToolKind } from "./tollgate-tool.js";
+
+/**
+ * The name a call is stored under when the model sent it without a valid one: it is answered
+ * `error` "malformed tool call" and never reaches a tool or the gate. Reserved here, where tools
+ * are registered, so the graph (above) reads it from the tools layer and not the other way round.
+ */
+export const MALFORMED_CALL_NAME = "invalid_tool_call";
 
 /** The tools a graph serves, by name. Graph, adapter and views all read kinds and masks from here. */
 export class ToolRegistry {

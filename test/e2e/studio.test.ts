@@ -32,13 +32,13 @@ const REQUEST = "refund order A-1002 5 dollars";
 const unavailable = langgraphDevUnavailable();
 if (unavailable) console.warn(`Skipping the LangGraph Studio test: ${unavailable}`);
 
-describe("graphs/agent.ts as a module", () => {
+describe("graphs/studio.ts as a module", () => {
   it("loads without opening a database, and leaves nothing running that keeps a process alive", () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tollgate-import-"));
     try {
       // A server, an open socket or a ref'd timer would keep this child alive past its last line.
       const script = `
-        const { graph } = await import(${JSON.stringify(pathToFileURL(path.join(REPO_ROOT, "graphs/agent.ts")).href)});
+        const { graph } = await import(${JSON.stringify(pathToFileURL(path.join(REPO_ROOT, "graphs/studio.ts")).href)});
         console.log(JSON.stringify({ interruptBefore: graph.interruptBefore, checkpointer: graph.checkpointer ?? null }));`;
       const child = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
         cwd: REPO_ROOT,
@@ -126,7 +126,7 @@ describe.skipIf(unavailable !== null)(
     }
 
     it("loads the graph without opening the demo database", () => {
-      // The server imported graphs/agent.ts and registered the graph; no tool has run yet.
+      // The server imported graphs/studio.ts and registered the graph; no tool has run yet.
       expect(dev.output()).toContain("Registering graph with id 'agent'");
       expect(fs.existsSync(dbFile())).toBe(false);
     });

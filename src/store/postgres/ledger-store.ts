@@ -1,4 +1,4 @@
-import { type LedgerClaim, type LedgerEntry, NOT_HOLDER, REUSED_CALL_ID } from "../../../graphs/execution-ledger.js";
+import { type LedgerClaim, type LedgerEntry, NOT_HOLDER, REUSED_CALL_ID } from "../../ledger/index.js";
 import type { ToolOutcome } from "../../tools/index.js";
 import { claimOfRow, type LedgerRow, OutcomeWriter } from "../ledger-outcomes.js";
 import type { LedgerStore } from "../types.js";

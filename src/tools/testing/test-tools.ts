@@ -1,18 +1,9 @@
 import { tool } from "@langchain/core/tools";
 import type { Database } from "better-sqlite3";
 import { z } from "zod";
+import { abortableSleep } from "../../lib/index.js";
 import { callIdOf, type DemoTables, sqliteDemoTables } from "../demo/demo-tables.js";
 import { defineTool, toolContext, type TollgateTool } from "../tollgate-tool.js";
-
-/** Resolves after `ms`, or rejects when the signal fires first. */
-function wait(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => (clearTimeout(t), reject(signal!.reason));
-    const t = setTimeout(() => (signal?.removeEventListener("abort", onAbort), resolve()), ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
-}
 
 /**
  * Tools that only tests and benchmarks serve (TOLLGATE_TEST_TOOLS=1): a read-only tool that
@@ -34,7 +25,7 @@ export function createTestToolsOn(tables: DemoTables): TollgateTool[] {
   const slowRefund = tool(
     async ({ order_id, amount_cents, delay_ms }, config) => {
       const ctx = toolContext(config);
-      await wait(delay_ms, ctx.signal);
+      await abortableSleep(delay_ms, ctx.signal);
       // The refund checks the signal inside its write transaction, as refund_order does.
       await tables.addRefund({ order_id, amount_cents, reason: "slow refund", call_id: callIdOf(ctx.idempotencyKey) }, ctx.signal);
       return JSON.stringify({ order_id, amount_cents });

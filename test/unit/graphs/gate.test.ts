@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { compileAgentGraph } from "../../../graphs/agent.js";
 import { readDecisions } from "../../../graphs/decisions.js";
-import { type ExecutionLedger, REUSED_CALL_ID } from "../../../graphs/execution-ledger.js";
+import { type ExecutionLedger, REUSED_CALL_ID } from "../../../src/ledger/index.js";
 import type { ApprovalRequest } from "../../../graphs/nodes/call-tool-node.js";
 import { openSqliteStore, type SqliteStore } from "../../../src/store/index.js";
 import { defineTool, hashArgs, MASK } from "../../../src/tools/index.js";

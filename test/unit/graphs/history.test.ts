@@ -3,11 +3,12 @@ import type { ToolCall } from "@langchain/core/messages/tool";
 import { tool } from "@langchain/core/tools";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { answerFromLedger, MemoryLedger } from "../../../graphs/execution-ledger.js";
-import { MALFORMED_CALL_NAME, repairHistory, repairWithLedger } from "../../../graphs/history.js";
+import { answerFromLedger } from "../../../graphs/answer-from-ledger.js";
+import { MemoryLedger } from "../../../src/ledger/index.js";
+import { repairHistory, repairWithLedger } from "../../../graphs/history.js";
 import { finalMessage } from "../../../graphs/nodes/agent-node.js";
 import { closingOutcomes, outcomeOf } from "../../../graphs/tool-messages.js";
-import { defineTool, ToolRegistry } from "../../../src/tools/index.js";
+import { defineTool, MALFORMED_CALL_NAME, ToolRegistry } from "../../../src/tools/index.js";
 import { historyProblem } from "../../helpers/fake-openai.js";
 
 const call = (id: string, name = "pay"): ToolCall => ({ id, name, args: {}, type: "tool_call" });

@@ -2,8 +2,8 @@ import { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { AIMessageChunk, type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { ChatGenerationChunk, type ChatResult } from "@langchain/core/outputs";
 import { describe, expect, it } from "vitest";
-import { MemoryLedger } from "../../../graphs/execution-ledger.js";
-import { createAgentNode } from "../../../graphs/nodes/agent-node.js";
+import { MemoryLedger } from "../../../src/ledger/index.js";
+import { createAgentNode, type TokenChunk } from "../../../graphs/nodes/agent-node.js";
 import { DEFAULT_MODEL_TIMEOUTS } from "../../../graphs/nodes/model-deadline.js";
 import { turnOverBudget } from "../../../graphs/nodes/turn-budget.js";
 import { ToolRegistry } from "../../../src/tools/index.js";
@@ -62,7 +62,7 @@ describe("a burst of tokens does not hold the event loop", () => {
     let tokensWhenTimerRan = -1;
     const answer = node(
       { messages: [new HumanMessage("go")], rounds: 0, closed: false },
-      { configurable: { tollgate_token_sink: (t: string) => tokens.push(t) } },
+      { writer: (chunk) => void tokens.push((chunk as TokenChunk).token) },
     );
     setTimeout(() => (tokensWhenTimerRan = tokens.length), 0);
     const update = await answer;

@@ -1,10 +1,14 @@
-import { AIMessage, ToolMessage } from "@langchain/core/messages";
+import { randomUUID } from "node:crypto";
+import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
+import { FakeListChatModel } from "@langchain/core/utils/testing";
+import { MemorySaver } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { compileAgentGraph } from "../../../graphs/agent.js";
 import { outcomeMessage, UNPARSABLE_KEY } from "../../../graphs/tool-messages.js";
 import type { EventBody } from "../../../src/protocol/index.js";
-import { adaptGraphStream, type GraphChunk } from "../../../src/runs/adapter.js";
+import { adaptGraphStream, customWriter, type GraphChunk } from "../../../src/runs/adapter.js";
 import { defineTool, ToolRegistry } from "../../../src/tools/index.js";
 
 const registry = new ToolRegistry([
@@ -97,5 +101,48 @@ describe("adaptGraphStream", () => {
       ["values", { messages: [] }],
     ]);
     expect(events).toEqual([]);
+  });
+});
+
+describe("customWriter: the agent node's tokens, through the adapter", () => {
+  it("turns each token chunk a node writes into a token event at once, and nothing else into any event", () => {
+    const events: EventBody[] = [];
+    const write = customWriter((e) => events.push(e));
+    write({ token: "Hel" });
+    expect(events).toEqual([{ type: "token", text: "Hel" }]); // synchronously: no queue between
+    write({ token: "" });
+    write({ progress: 0.5 });
+    write(null);
+    write({ token: "lo" });
+    expect(events).toEqual([
+      { type: "token", text: "Hel" },
+      { type: "token", text: "lo" },
+    ]);
+  });
+
+  // The agent node has one way out for text, the graph's stream writer. Given the adapter's writer
+  // (what the run engine does) or left to LangGraph's `custom` stream (Studio, plain graph.stream),
+  // the same token events come out, one per model chunk, in order.
+  it("gets every token of a real graph run, the same as the custom stream mode carries them", async () => {
+    const answer = "Refund sent.";
+    const graph = compileAgentGraph({ model: new FakeListChatModel({ responses: [answer] }), tools: [] }, new MemorySaver());
+    const input = () => ({ messages: [new HumanMessage({ id: randomUUID(), content: "hi" })], rounds: 0, closed: false });
+
+    const written: EventBody[] = [];
+    const viaWriter = await graph._streamIterator(input(), {
+      configurable: { thread_id: randomUUID() },
+      streamMode: ["updates", "values"],
+      writer: customWriter((e) => written.push(e)),
+    } as Parameters<typeof graph._streamIterator>[1]);
+    const streamed: EventBody[] = [];
+    for await (const e of adaptGraphStream(viaWriter as AsyncIterable<GraphChunk>, registry)) streamed.push(e);
+    expect(streamed).toEqual([]); // no token on the graph stream: the writer took them all
+    expect(written.map((e) => (e.type === "token" ? e.text : "?")).join("")).toBe(answer);
+    expect(written).toHaveLength(answer.length); // FakeListChatModel streams one character a chunk
+
+    const viaCustom = await graph.stream(input(), { configurable: { thread_id: randomUUID() }, streamMode: ["updates", "custom"] });
+    const custom: EventBody[] = [];
+    for await (const e of adaptGraphStream(viaCustom as AsyncIterable<GraphChunk>, registry)) custom.push(e);
+    expect(custom).toEqual(written);
   });
 });

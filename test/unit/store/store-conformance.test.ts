@@ -11,7 +11,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { NOT_HOLDER, REUSED_CALL_ID } from "../../../graphs/execution-ledger.js";
+import { NOT_HOLDER, REUSED_CALL_ID } from "../../../src/ledger/index.js";
 import { openPostgresStore, type PostgresStore } from "../../../src/store/postgres/index.js";
 import { openSqliteStore } from "../../../src/store/sqlite/index.js";
 import type {

@@ -1,6 +1,9 @@
-import type { ToolCall } from "@langchain/core/messages/tool";
-import type { ToolOutcome } from "../src/tools/index.js";
-import { closingOutcomes } from "./tool-messages.js";
+import type { ToolOutcome } from "../tools/index.js";
+
+/*
+ * The execution ledger's contract, below both its users: the graph claims approved calls through
+ * it, and the store implements it (SQLite, PostgreSQL). Neither may import the other for it.
+ */
 
 /** What a claim on an approved call found. */
 export type LedgerClaim =
@@ -42,45 +45,4 @@ export interface ExecutionLedger {
   settle(key: string, outcome: ToolOutcome): Promise<void>;
   /** What is recorded for the key, without claiming it; undefined when it never started. */
   peek(key: string): Promise<Exclude<LedgerClaim, { kind: "claimed" }> | undefined>;
-}
-
-/** For graphs served without tollgate's store (LangGraph Studio): once per process. */
-export class MemoryLedger implements ExecutionLedger {
-  private readonly rows = new Map<string, { argsHash: string; outcome: ToolOutcome | null }>();
-
-  async claim(key: string, entry: LedgerEntry): Promise<LedgerClaim> {
-    const row = this.rows.get(key);
-    if (!row) {
-      this.rows.set(key, { argsHash: entry.argsHash, outcome: null });
-      return { kind: "claimed" };
-    }
-    if (row.argsHash !== entry.argsHash) {
-      return { kind: "settled", outcome: REUSED_CALL_ID };
-    }
-    return (await this.peek(key))!;
-  }
-
-  async settle(key: string, outcome: ToolOutcome): Promise<void> {
-    const row = this.rows.get(key);
-    if (row) row.outcome = outcome;
-  }
-
-  async peek(key: string): Promise<Exclude<LedgerClaim, { kind: "claimed" }> | undefined> {
-    const row = this.rows.get(key);
-    if (!row) return undefined;
-    return row.outcome ? { kind: "settled", outcome: row.outcome } : { kind: "in_doubt" };
-  }
-}
-
-/**
- * How to answer a call that will never run now (cancel, expiry, restart, a new message): what the
- * ledger knows wins over `fallback`, so a call that ran keeps its recorded result and one caught
- * mid-run is "outcome unknown". Never claims anything.
- */
-export function answerFromLedger(ledger: ExecutionLedger, threadId: string, fallback: ToolOutcome) {
-  return async (call: Pick<ToolCall, "id">): Promise<ToolOutcome> => {
-    const known = await ledger.peek(`${threadId}:${call.id}`);
-    if (known?.kind === "settled") return known.outcome;
-    return known?.kind === "in_doubt" ? closingOutcomes.outcomeUnknown() : fallback;
-  };
 }

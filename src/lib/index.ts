@@ -1,0 +1,1 @@
+export { abortableSleep } from "./abortable-sleep.js";

@@ -1,0 +1,258 @@
+/**
+ * The layers are one-way: every import in src/ and graphs/ points from a higher layer to a lower
+ * one (or stays inside its own folder), the browser side never reaches the server side, and no
+ * two files import each other round a circle. The table below is the design; a new folder fails
+ * this test until it is given a place in it.
+ */
+import fs from "node:fs";
+import { builtinModules } from "node:module";
+import path from "node:path";
+import ts from "typescript";
+import { describe, expect, it } from "vitest";
+import { REPO_ROOT } from "../helpers/server-process.js";
+
+type Side = "shared" | "browser" | "server";
+
+/**
+ * Folder (or file) → rank and side. An import must go to a strictly lower rank: a sideways import
+ * between two folders of one rank is refused too, so each pair is ordered on purpose. The most
+ * specific entry wins (graphs/studio.ts over graphs).
+ */
+const LAYERS: Record<string, { rank: number; side: Side }> = {
+  "src/lib": { rank: 0, side: "shared" }, // dependency-free helpers (abortable sleep)
+  "src/protocol": { rank: 1, side: "shared" }, // the events, error codes, SSE framing: the keel
+  // The browser side: the client, the React hook on it, the page on both.
+  "src/client": { rank: 2, side: "browser" },
+  "src/react": { rank: 3, side: "browser" },
+  "src/web": { rank: 4, side: "browser" },
+  // The server side.
+  "src/logger.ts": { rank: 2, side: "server" },
+  "src/model": { rank: 3, side: "server" },
+  "src/tools": { rank: 3, side: "server" },
+  "src/auth": { rank: 3, side: "server" },
+  "src/ledger": { rank: 4, side: "server" }, // the execution ledger's contract: graphs use it, stores implement it
+  "src/ops": { rank: 4, side: "server" },
+  "src/config.ts": { rank: 4, side: "server" },
+  "src/store": { rank: 5, side: "server" },
+  "graphs": { rank: 6, side: "server" },
+  "src/runs": { rank: 7, side: "server" },
+  "src/server": { rank: 8, side: "server" },
+  "src/tollgate.ts": { rank: 9, side: "server" },
+  // Entry files: nothing imports them.
+  "graphs/studio.ts": { rank: 10, side: "server" }, // LangGraph Studio's graph (langgraph.json)
+  "src/main.ts": { rank: 10, side: "server" },
+};
+
+/**
+ * Arrows the ranks allow but the design still forbids: the server goes through runs, not to the
+ * stores ("stores return results, runs decides, the server maps"), and stores speak no wire error
+ * codes (nothing that src/protocol/errors.ts exports, whichever file they import it through).
+ */
+const NOT_DOWN_TO: { from: string; to: string; why: string }[] = [
+  { from: "src/server", to: "src/store", why: "the server reaches stores only through runs" },
+];
+const WIRE_ERRORS_FILE = "src/protocol/errors.ts";
+const NO_WIRE_ERRORS_IN = ["src/store"];
+
+/**
+ * Forbidden arrows that exist until the other issue-17 changes land, each with who removes it.
+ * Delete an entry once its arrow is gone: the test fails on an exception that matches nothing,
+ * so the list cannot go stale.
+ */
+const KNOWN_EXCEPTIONS: { from: string; to: string; why: string }[] = [
+  // Helper "store" (server ↔ runs ↔ store boundary):
+  { from: "src/server/app.ts", to: "src/store/index.ts", why: "maps storage faults itself (isStorageFault, storageUnavailable)" },
+  { from: "src/server/sse-response.ts", to: "src/store/index.ts", why: "types its frames with the store's LoggedEvent" },
+  { from: "src/store/storage-fault.ts", to: WIRE_ERRORS_FILE, why: "builds the storage_unavailable AppError" },
+  { from: "src/store/sqlite/thread-store.ts", to: WIRE_ERRORS_FILE, why: "throws AppError / threadNotFound" },
+  { from: "src/store/postgres/thread-store.ts", to: WIRE_ERRORS_FILE, why: "throws AppError / threadNotFound" },
+  // Not in issue 17's list; for the lead:
+  {
+    from: "src/tools/demo/pg-demo-tables.ts",
+    to: "src/store/postgres/queryable.ts",
+    why: "the demo tools borrow the PostgreSQL store's withTransaction (tools → store)",
+  },
+];
+
+const SOURCE_DIRS = ["src", "graphs"];
+
+function sourceFiles(): string[] {
+  const out: string[] = [];
+  const walk = (dir: string) => {
+    for (const e of fs.readdirSync(path.join(REPO_ROOT, dir), { withFileTypes: true })) {
+      const rel = `${dir}/${e.name}`;
+      if (e.isDirectory()) walk(rel);
+      else if (/\.tsx?$/.test(e.name) && !e.name.endsWith(".d.ts")) out.push(rel);
+    }
+  };
+  for (const d of SOURCE_DIRS) walk(d);
+  return out.sort();
+}
+
+/** One import of a repository file: where it points, whether only types cross, which names. */
+interface Arrow {
+  to: string;
+  typeOnly: boolean;
+  names: string[];
+}
+
+/** Every module specifier a file names, packages and builtins included. */
+function specifiersOf(file: string): string[] {
+  return ts.preProcessFile(fs.readFileSync(path.join(REPO_ROOT, file), "utf8"), true, true).importedFiles.map((f) => f.fileName);
+}
+
+/** The repository files a file imports: static, dynamic, type-only and re-exports alike. */
+function importsOf(file: string): Arrow[] {
+  const text = fs.readFileSync(path.join(REPO_ROOT, file), "utf8");
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, file.endsWith(".tsx") ? ts.ScriptKind.TSX : ts.ScriptKind.TS);
+  const out: Arrow[] = [];
+  const add = (spec: string, typeOnly: boolean, names: string[]) => {
+    if (!spec.startsWith(".")) return; // packages and node: builtins are not layers
+    const base = path.posix.normalize(path.posix.join(path.posix.dirname(file), spec));
+    const candidates = [base.replace(/\.js$/, ".ts"), base.replace(/\.js$/, ".tsx"), base];
+    const to = candidates.find((c) => fs.existsSync(path.join(REPO_ROOT, c)) && fs.statSync(path.join(REPO_ROOT, c)).isFile());
+    if (!to) throw new Error(`${file}: cannot resolve import "${spec}"`);
+    out.push({ to, typeOnly, names });
+  };
+  const visit = (node: ts.Node) => {
+    if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
+      const clause = node.importClause;
+      const named = clause?.namedBindings && ts.isNamedImports(clause.namedBindings) ? clause.namedBindings.elements : undefined;
+      const typeOnly = !!clause && (clause.isTypeOnly || (!clause.name && !!named?.length && named.every((e) => e.isTypeOnly)));
+      const names = [...(clause?.name ? ["default"] : []), ...(named ?? []).map((e) => (e.propertyName ?? e.name).text)];
+      add(node.moduleSpecifier.text, typeOnly, names);
+    } else if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+      const named = node.exportClause && ts.isNamedExports(node.exportClause) ? node.exportClause.elements : undefined;
+      const typeOnly = node.isTypeOnly || (!!named?.length && named.every((e) => e.isTypeOnly));
+      add(node.moduleSpecifier.text, typeOnly, (named ?? []).map((e) => (e.propertyName ?? e.name).text));
+    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
+      const [arg] = node.arguments;
+      if (arg && ts.isStringLiteral(arg)) add(arg.text, false, []);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return out;
+}
+
+function layerOf(file: string): string | undefined {
+  return Object.keys(LAYERS)
+    .filter((k) => file === k || file.startsWith(`${k}/`))
+    .sort((a, b) => b.length - a.length)[0];
+}
+
+const files = sourceFiles();
+const graph = new Map(files.map((f) => [f, importsOf(f)]));
+
+/** What src/protocol/errors.ts exports: the wire error codes and their builders. */
+const wireErrorNames = (() => {
+  const text = fs.readFileSync(path.join(REPO_ROOT, WIRE_ERRORS_FILE), "utf8");
+  const source = ts.createSourceFile(WIRE_ERRORS_FILE, text, ts.ScriptTarget.Latest, true);
+  const names = new Set<string>();
+  source.forEachChild((n) => {
+    const exported = ts.canHaveModifiers(n) && ts.getModifiers(n)?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword);
+    if (!exported) return;
+    if (ts.isVariableStatement(n)) for (const d of n.declarationList.declarations) names.add(d.name.getText());
+    else if ("name" in n && n.name && ts.isIdentifier(n.name as ts.Node)) names.add((n.name as ts.Identifier).text);
+  });
+  return names;
+})();
+
+const under = (file: string, folder: string) => file === folder || file.startsWith(`${folder}/`);
+
+/** Every arrow that the table and the rules above do not allow. */
+function forbiddenArrows(): { from: string; to: string; rule: string }[] {
+  const bad: { from: string; to: string; rule: string }[] = [];
+  for (const [from, arrows] of graph) {
+    const a = layerOf(from)!;
+    for (const { to, names } of arrows) {
+      const b = layerOf(to);
+      if (!b) continue; // reported by the "every file has a layer" test
+      if (NO_WIRE_ERRORS_IN.some((d) => under(from, d)) && (to === WIRE_ERRORS_FILE || under(to, "src/protocol"))) {
+        const wire = names.filter((n) => wireErrorNames.has(n));
+        if (wire.length) bad.push({ from, to: WIRE_ERRORS_FILE, rule: `${a} must not use wire error codes (${wire.join(", ")})` });
+      }
+      if (a === b) continue;
+      const [la, lb] = [LAYERS[a]!, LAYERS[b]!];
+      const skip = NOT_DOWN_TO.find((r) => under(from, r.from) && under(to, r.to));
+      if (la.side !== "shared" && lb.side !== "shared" && la.side !== lb.side) {
+        bad.push({ from, to, rule: `${a} (${la.side}) must not import ${b} (${lb.side})` });
+      } else if (lb.rank >= la.rank) {
+        bad.push({ from, to, rule: `${a} (rank ${la.rank}) must not import ${b} (rank ${lb.rank})` });
+      } else if (skip) {
+        bad.push({ from, to, rule: `${skip.from} must not import ${skip.to}: ${skip.why}` });
+      }
+    }
+  }
+  return bad;
+}
+
+/** The import cycles among files, each found once, as the files round it. */
+function cycles(edges: (a: Arrow) => boolean): string[][] {
+  const found: string[][] = [];
+  const state = new Map<string, "open" | "done">();
+  const stack: string[] = [];
+  const visit = (f: string) => {
+    state.set(f, "open");
+    stack.push(f);
+    for (const { to } of (graph.get(f) ?? []).filter(edges)) {
+      if (state.get(to) === "open") found.push(stack.slice(stack.indexOf(to)));
+      else if (!state.has(to)) visit(to);
+    }
+    stack.pop();
+    state.set(f, "done");
+  };
+  for (const f of files) if (!state.has(f)) visit(f);
+  return found;
+}
+
+const isKnown = (a: { from: string; to: string }) => KNOWN_EXCEPTIONS.some((k) => k.from === a.from && k.to === a.to);
+
+describe("one-way layers", () => {
+  it("finds the source files and their imports (the scan itself works)", () => {
+    const targets = (f: string) => (graph.get(f) ?? []).map((a) => a.to);
+    expect(files).toContain("graphs/agent.ts");
+    expect(files).toContain("src/web/app.tsx");
+    expect(targets("src/tollgate.ts")).toContain("graphs/agent.ts");
+    // type-only imports count as arrows: a type is a dependency too
+    expect(graph.get("src/store/types.ts")).toContainEqual({ to: "src/ledger/index.ts", typeOnly: true, names: ["ExecutionLedger"] });
+    expect(wireErrorNames).toContain("AppError");
+  });
+
+  it("every file has a layer in the table", () => {
+    expect(files.filter((f) => !layerOf(f))).toEqual([]);
+  });
+
+  it("no import points up, sideways, across from the browser side to the server side, or past runs", () => {
+    const bad = forbiddenArrows().filter((a) => !isKnown(a));
+    expect(bad.map((a) => `${a.from} → ${a.to}: ${a.rule}`)).toEqual([]);
+  });
+
+  it("every known exception still exists (remove it from the list once fixed)", () => {
+    const all = forbiddenArrows();
+    const stale = KNOWN_EXCEPTIONS.filter((k) => !all.some((a) => a.from === k.from && a.to === k.to));
+    expect(stale).toEqual([]);
+  });
+
+  it("the browser side and what it shares with the server import no Node builtin", () => {
+    const node = new Set(builtinModules);
+    const browserish = files.filter((f) => LAYERS[layerOf(f)!]!.side !== "server");
+    const bad = browserish.flatMap((f) => specifiersOf(f).filter((s) => s.startsWith("node:") || node.has(s)).map((s) => `${f}: ${s}`));
+    expect(browserish).toContain("src/lib/abortable-sleep.ts");
+    expect(bad).toEqual([]);
+  });
+
+  it("nothing imports an entry file: Studio's graph and the process entry stand alone", () => {
+    const entries = ["graphs/studio.ts", "src/main.ts"];
+    const importers = [...graph].filter(([, arrows]) => arrows.some((a) => entries.includes(a.to))).map(([f]) => f);
+    expect(importers).toEqual([]);
+  });
+
+  it("no circle of imports that run code, and none at all between layers (graphs/agent.ts ↔ graphs/studio.ts was one)", () => {
+    expect(cycles((a) => !a.typeOnly).map((c) => c.join(" → "))).toEqual([]);
+    // Type-only circles inside one folder (RunContext ↔ Settler) are declarations that refer to
+    // each other; a circle that crosses layers is an arrow pointing up.
+    const crossing = cycles(() => true).filter((c) => new Set(c.map(layerOf)).size > 1);
+    expect(crossing.map((c) => c.join(" → "))).toEqual([]);
+  });
+});
