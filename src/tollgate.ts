@@ -158,7 +158,8 @@ async function demoTools(store: AnyStore, testTools: boolean): Promise<TollgateT
     tables = sqliteDemoTables(store.db, (work) => store.gate(work));
   } else {
     const { postgresDemoTables } = await import("./tools/demo/pg-demo-tables.js");
-    tables = await postgresDemoTables(store.pool);
+    const { withTransaction } = await import("./store/postgres/index.js");
+    tables = await postgresDemoTables(store.pool, (fn) => withTransaction(store.pool, fn));
   }
   return [...createDemoToolsOn(tables), ...(testTools ? createTestToolsOn(tables) : [])];
 }

@@ -1,5 +1,4 @@
 import type pg from "pg";
-import { withTransaction } from "../../store/postgres/queryable.js";
 import { throwIfAborted } from "../tollgate-tool.js";
 import { DEMO_ORDERS, type DemoTables, type OrderView } from "./demo-tables.js";
 
@@ -23,11 +22,17 @@ CREATE TABLE IF NOT EXISTS outbox (
 `;
 
 /**
+ * Runs `fn` in one transaction on a pooled client (the store's `withTransaction`, passed in: tools
+ * sit below the store and do not import it).
+ */
+export type PgTransaction = <T>(fn: (client: pg.PoolClient) => Promise<T>) => Promise<T>;
+
+/**
  * The demo tables in PostgreSQL, made (and seeded) if missing. Replicas starting together do it one
  * after another under an advisory lock: CREATE TABLE IF NOT EXISTS alone can fail in a race.
  */
-export async function postgresDemoTables(pool: pg.Pool): Promise<DemoTables> {
-  await withTransaction(pool, async (client) => {
+export async function postgresDemoTables(pool: pg.Pool, transaction: PgTransaction): Promise<DemoTables> {
+  await transaction(async (client) => {
     await client.query("SELECT pg_advisory_xact_lock($1::bigint)", [DEMO_LOCK_KEY]);
     await client.query(DEMO_SCHEMA);
     for (const o of DEMO_ORDERS) {
@@ -43,7 +48,7 @@ export async function postgresDemoTables(pool: pg.Pool): Promise<DemoTables> {
    * right before COMMIT (the insert is a round trip: a cancel may land meanwhile, and then rolls it back).
    */
   const insert = (sql: string, values: unknown[], signal: AbortSignal | undefined) =>
-    withTransaction(pool, async (client) => {
+    transaction(async (client) => {
       throwIfAborted(signal);
       const { rows } = await client.query<{ id: number | string }>(sql, values);
       throwIfAborted(signal);

@@ -9,6 +9,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPgPool } from "../../../src/store/postgres/pg-pool.js";
+import { withTransaction } from "../../../src/store/postgres/queryable.js";
 import { ABORT_SIGNAL_KEY } from "../../../src/tools/tollgate-tool.js";
 import { createDemoTools, createDemoToolsOn, type DemoTables } from "../../../src/tools/demo/index.js";
 import { postgresDemoTables } from "../../../src/tools/demo/pg-demo-tables.js";
@@ -66,7 +67,7 @@ const postgres: Backend = {
     const pool = createPgPool(await cluster!.createDatabase());
     cleanups.push(() => pool.end());
     // Replicas starting together: the setup runs under a lock, and seeds once.
-    const [tables] = await Promise.all([postgresDemoTables(pool), postgresDemoTables(pool), postgresDemoTables(pool)]);
+    const [tables] = await Promise.all([0, 1, 2].map(() => postgresDemoTables(pool, (fn) => withTransaction(pool, fn))));
     return {
       tables,
       tools: createDemoToolsOn(tables),
