@@ -25,6 +25,8 @@ const ON_POSTGRES = [
   "four-eyes",
   "hostile-edge",
   "identity",
+  "logs",
+  "metrics",
   "model-faults",
   "not-found-equivalence",
   "react-hook",

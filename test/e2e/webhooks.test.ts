@@ -167,7 +167,7 @@ describe("approval webhooks", () => {
       ["approval.decided", 204],
     ]);
     const failed = tries[0]!.delivery;
-    const gaveUp = () => s.server.stderr().split("\n").find((l) => l.includes(failed) && l.includes("giving up"));
+    const gaveUp = () => (s.server.stdout() + s.server.stderr()).split("\n").find((l) => l.includes(failed) && l.includes("giving up"));
     const line = await receiver.waitFor(gaveUp, 5_000, "the log line");
     expect(line).toMatch(/warn/i);
     expect(line).toContain(id);
