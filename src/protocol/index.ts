@@ -4,3 +4,4 @@ export * from "./sse.js";
 export * from "./resources.js";
 export * from "./zod-issues.js";
 export * from "./resource-schemas.js";
+export * from "./webhook-schemas.js";

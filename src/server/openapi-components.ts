@@ -1,6 +1,7 @@
 import { z } from "zod";
 import {
   approvalListSchema,
+  approvalWebhookSchema,
   auditTrailSchema,
   cancelledEventSchema,
   cancelResultSchema,
@@ -55,7 +56,7 @@ const REQUESTS: Record<string, z.ZodType> = {
   ResumeRequest: resumeBody,
 };
 
-/** Response bodies, as the server sends them: every property named, no others. */
+/** Response (and webhook) bodies, as the server sends them: every property named, no others. */
 const RESPONSES: Record<string, z.ZodType> = {
   Error: errorBodySchema,
   CreatedThread: createdThreadSchema,
@@ -67,6 +68,8 @@ const RESPONSES: Record<string, z.ZodType> = {
   ResumeAccepted: resumeAcceptedSchema,
   Me: meSchema,
   Health: healthSchema,
+  // The body tollgate POSTs to APPROVAL_WEBHOOK_URL (the document's `webhooks`).
+  ApprovalWebhook: approvalWebhookSchema,
   PendingCall: pendingCallSchema,
   InterruptPayload: interruptPayloadSchema,
   ...Object.fromEntries(Object.values(EVENT_DATA).map(([name, schema]) => [name, (schema as z.ZodObject).omit({ type: true })])),

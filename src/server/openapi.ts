@@ -2,12 +2,15 @@ import { Hono } from "hono";
 import { ERROR_STATUS, type ErrorCode } from "../protocol/index.js";
 import { componentSchemas, EVENT_COMPONENTS, type JsonSchema, ref } from "./openapi-components.js";
 import { type Endpoint, ENDPOINTS } from "./openapi-paths.js";
+import { webhooks } from "./openapi-webhooks.js";
 
 /** The OpenAPI document's own shape, as far as tollgate builds it. */
 export interface OpenApiDocument {
   openapi: string;
   info: { title: string; version: string; description: string };
   paths: Record<string, Record<string, JsonSchema>>;
+  /** What tollgate sends rather than serves (OpenAPI 3.1): the approval webhook. */
+  webhooks: Record<string, Record<string, JsonSchema>>;
   components: { schemas: Record<string, JsonSchema>; securitySchemes: Record<string, JsonSchema> };
   security: Array<Record<string, string[]>>;
   [extension: `x-${string}`]: unknown;
@@ -38,6 +41,7 @@ export function buildOpenApiDocument(): OpenApiDocument {
         "described in docs/events.md, the approval semantics and error precedence in docs/semantics.md.",
     },
     paths,
+    webhooks: webhooks(),
     components: {
       schemas: componentSchemas(),
       securitySchemes: {

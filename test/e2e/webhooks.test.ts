@@ -3,11 +3,13 @@
  * opened, decided, expired or cancelled is POSTed, signed over the raw body, with masked calls,
  * in order per thread; a receiver that fails, stalls or is down gets the same delivery retried;
  * a stalling receiver never holds up a run; a kill -9 between enqueue and delivery loses nothing.
+ * Every body and its headers fit the `webhooks` entry of the OpenAPI document the server serves.
  */
 import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TollgateClient } from "../../src/client/index.js";
 import { startFakeOpenAI } from "../helpers/fake-openai.js";
+import { schemaChecker } from "../helpers/openapi-validator.js";
 import { orderScript } from "../helpers/order-script.js";
 import { pgTestClusterUrl } from "../helpers/pg-test-db.js";
 import { startServer } from "../helpers/server-process.js";
@@ -37,10 +39,37 @@ const hookEnv = (receiver: WebhookReceiver, extra: Record<string, string> = {}) 
 /** The thread's deliveries the receiver answered 2xx, in arrival order. */
 const deliveredFor = (r: WebhookReceiver, id: string) => r.delivered().filter((w) => w.body?.thread_id === id);
 
-/** Every request for the thread, each checked: signed over its raw body, JSON, with a delivery id. */
+type Check = (value: unknown) => string | null;
+/** The body and header schemas of the served document's approval webhook (loaded once a server is up). */
+let documented: { body: Check; signature: Check; delivery: Check } | undefined;
+
+/** Reads the webhook's schemas from what the server serves at /openapi.json, not from the code. */
+async function loadDocumented(serverUrl: string): Promise<void> {
+  if (documented) return;
+  const res = await fetch(`${serverUrl}/openapi.json`);
+  expect(res.status).toBe(200);
+  const doc = (await res.json()) as any;
+  const op = doc.webhooks?.approval?.post;
+  expect(op, "the served document's webhooks.approval.post").toBeDefined();
+  const header = (name: string) => schemaChecker(doc, op.parameters.find((p: any) => p.in === "header" && p.name === name).schema);
+  documented = {
+    body: schemaChecker(doc, op.requestBody.content["application/json"].schema),
+    signature: header("X-Tollgate-Signature"),
+    delivery: header("X-Tollgate-Delivery"),
+  };
+}
+
+/**
+ * Every request for the thread, each checked: signed over its raw body, JSON, with a delivery id,
+ * body and headers as the served OpenAPI document's `webhooks` entry describes them.
+ */
 function checked(r: WebhookReceiver, id: string): ReceivedWebhook[] {
   const got = r.received.filter((w) => w.body?.thread_id === id);
+  expect(documented, "loadDocumented() after the server started").toBeDefined();
   for (const w of got) {
+    expect(documented!.body(w.body), `documented body: ${w.raw}`).toBeNull();
+    expect(documented!.signature(w.signature), "documented X-Tollgate-Signature").toBeNull();
+    expect(documented!.delivery(w.delivery), "documented X-Tollgate-Delivery").toBeNull();
     // As a receiver checks it, with nothing of tollgate's: HMAC-SHA256 of the raw body under the secret.
     expect(w.signature, `signature of ${w.raw}`).toBe(`sha256=${createHmac("sha256", SECRET).update(w.raw, "utf8").digest("hex")}`);
     expect(w.contentType).toBe("application/json");
@@ -58,6 +87,7 @@ describe("approval webhooks", () => {
     receiver = await startWebhookReceiver();
     // An attempt's deadline long enough that a run and a decision finish well inside it.
     s = await startStack(hookEnv(receiver, { WEBHOOK_TIMEOUT_MS: "6000", WEBHOOK_MAX_ATTEMPTS: "3" }));
+    await loadDocumented(s.server.url);
     ops = new TollgateClient({ baseUrl: s.server.url, token: "tok-ops-000001" });
   });
   afterAll(async () => {
@@ -194,6 +224,7 @@ describe("approval webhooks across a restart", () => {
     const receiver = await startWebhookReceiver();
     const s = await startStack(hookEnv(receiver, { APPROVAL_TTL_SECONDS: "1", EXPIRY_SWEEP_MS: "50" }));
     try {
+      await loadDocumented(s.server.url);
       const id = threadId("hook-exp");
       s.model.push({ toolCalls: [{ id: "e1", name: "send_email", args: EMAIL }] });
       const intr = terminal(await s.client.run(id, "email").collect(), "interrupt");
@@ -216,6 +247,7 @@ describe("approval webhooks across a restart", () => {
     await receiver.close(); // down when the interrupt opens
     const env = { ...hookEnv({ url } as WebhookReceiver), WEBHOOK_BACKOFF_BASE_MS: "200", WEBHOOK_BACKOFF_CAP_MS: "400", WEBHOOK_TIMEOUT_MS: "300" };
     const s = await startStack(env);
+    await loadDocumented(s.server.url);
     const id = threadId("hook-kill");
     s.model.push({ toolCalls: [{ id: "r1", name: "refund_order", args: REFUND }] });
     const intr = terminal(await s.client.run(id, "refund").collect(), "interrupt");
@@ -259,6 +291,7 @@ describe.skipIf(pgTestClusterUrl() !== undefined)("approval webhooks at a kill p
     await new TollgateClient({ baseUrl: doomed.url, reconnect: { retries: 0 } }).run(id, "refund A-1001 5 cents").collect().catch(() => undefined);
     expect((await doomed.exited).signal, "the server died at the kill point").toBe("SIGKILL");
     const after = await startServer(env, { dataDir: doomed.dataDir });
+    await loadDocumented(after.url);
     const db = openDb(after.dataDir);
     try {
       const interrupts = db.prepare("SELECT interrupt_id FROM interrupts WHERE thread_id = ?").all(id) as Array<{ interrupt_id: string }>;

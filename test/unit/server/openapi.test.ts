@@ -1,7 +1,8 @@
 import fs from "node:fs";
 import { describe, expect, it } from "vitest";
 import { OPENAPI_FILE, openApiText } from "../../../scripts/openapi.js";
-import { ERROR_STATUS, EVENT_TYPES } from "../../../src/protocol/index.js";
+import { approvalWebhookBody, signWebhook } from "../../../src/ops/index.js";
+import { APPROVAL_WEBHOOK_TYPES, ERROR_STATUS, EVENT_TYPES, type PendingCall } from "../../../src/protocol/index.js";
 import { buildOpenApiDocument } from "../../../src/server/openapi.js";
 import { resumeBody, runBody } from "../../../src/server/schemas.js";
 import { allRefs, resolvePointer, schemaChecker } from "../../helpers/openapi-validator.js";
@@ -102,5 +103,45 @@ describe("the OpenAPI document", () => {
       expect(checker(name)(body) === null, `${name} ${JSON.stringify(body)}`).toBe(schema.safeParse(body).success);
     }
     expect(checker("CreateThreadRequest")({ thread_id: "no spaces allowed" })).not.toBeNull();
+  });
+
+  it("publishes the approval webhook under `webhooks`: the body tollgate builds fits it, its two headers, what counts as delivered", () => {
+    const op = doc.webhooks?.approval?.post;
+    expect(op, "webhooks.approval.post").toBeDefined();
+    // The receiver is not tollgate: it gets no bearer token, the signature authenticates the request.
+    expect(op.security).toEqual([]);
+    const refs = allRefs(doc.webhooks);
+    expect(refs.map((r) => r.ref)).toContain("#/components/schemas/ApprovalWebhook");
+    for (const { at, ref } of refs) expect(resolvePointer(doc, ref), `${ref} at webhooks${at.slice(1)}`).toBeDefined();
+
+    const headers = Object.fromEntries(op.parameters.filter((p: any) => p.in === "header").map((p: any) => [p.name, p]));
+    expect(Object.keys(headers).sort()).toEqual(["X-Tollgate-Delivery", "X-Tollgate-Signature"]);
+    for (const h of Object.values(headers) as any[]) expect(h.required, h.name).toBe(true);
+
+    const call: PendingCall = { call_id: "c1", name: "send_email", args: { to: "***" }, policy: "owner", editable: true, args_schema: { type: "object" } };
+    const requested = {
+      type: "approval.requested" as const,
+      thread_id: "t1",
+      interrupt_id: "i1",
+      calls: [call],
+      expires_at: "2026-01-01T00:15:00.000Z",
+      requested_by: "alice",
+      at: "2026-01-01T00:00:00.000Z",
+    };
+    const raw = approvalWebhookBody(requested);
+    const sig = schemaChecker(doc, headers["X-Tollgate-Signature"].schema);
+    expect(sig(signWebhook(raw, "whsec-0123456789abcdef"))).toBeNull();
+    expect(sig("sha1=abc")).not.toBeNull();
+
+    const body = schemaChecker(doc, op.requestBody.content["application/json"].schema);
+    for (const type of APPROVAL_WEBHOOK_TYPES) expect(body(JSON.parse(approvalWebhookBody({ ...requested, type }))), type).toBeNull();
+    const decided = approvalWebhookBody({ ...requested, type: "approval.decided", decided_by: "ops", decisions: [{ call_id: "c1", decision: "approved" }] });
+    expect(body(JSON.parse(decided))).toBeNull();
+    expect(body({ ...requested, type: "approval.opened" })).not.toBeNull();
+    expect(body({ ...requested, decisions: [{ call_id: "c1", decision: "maybe" }] })).not.toBeNull();
+    const { requested_by: _r, ...withoutRequester } = requested;
+    expect(body(withoutRequester)).not.toBeNull();
+
+    expect(Object.keys(op.responses).sort()).toEqual(["2XX", "default"]);
   });
 });
