@@ -87,14 +87,20 @@ export class WebhookDispatcher {
     clearTimeout(this.timer);
     let wakeIn = this.o.sweepMs;
     try {
-      const room = (this.o.concurrency ?? 8) - this.inFlight.size;
+      const concurrency = this.o.concurrency ?? 8;
+      const room = concurrency - this.inFlight.size;
       if (room > 0) {
         const claimed = await this.o.outbox.claimDue(this.now(), this.leaseMs, room);
-        // Stopped meanwhile: the claims' leases run out and the next start sends them.
-        if (!this.stopped) for (const d of claimed) this.launch(d);
+        // Stopped meanwhile: the claims' leases run out and the next start sends them. A delivery
+        // still in flight here (its lease ran out under a slow database) is not sent twice at once.
+        if (!this.stopped) for (const d of claimed) if (!this.inFlight.has(d.id)) this.launch(d);
       }
-      const due = await this.o.outbox.nextDueAt();
-      if (due !== undefined) wakeIn = Math.min(wakeIn, Math.max(0, due - this.now()));
+      // Every slot busy: the attempt that ends first wakes us (launch's finally). Asking for the
+      // next due row now would find one already due and spin until then.
+      if (this.inFlight.size < concurrency) {
+        const due = await this.o.outbox.nextDueAt();
+        if (due !== undefined) wakeIn = Math.min(wakeIn, Math.max(0, due - this.now()));
+      }
     } catch (err) {
       // The database is away: the sweep tries again; nothing is lost, the rows stay pending.
       this.o.log.warn("webhook outbox unreadable; retrying on the next sweep", { message: err instanceof Error ? err.message : String(err) });

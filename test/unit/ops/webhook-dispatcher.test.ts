@@ -141,6 +141,28 @@ describe("WebhookDispatcher", () => {
     expect((await r.store.webhooks.get(slow))?.last_error).toMatch(/no answer within 300 ms/);
   });
 
+  it("with every slot held by a stalled receiver, it waits for a slot instead of polling the outbox", async () => {
+    const r = await rig();
+    r.receiver.answer = (w) => (w.body.thread === "held" ? "stall" : 204);
+    // Counts how often the dispatcher reads the outbox: that is database work a run competes with.
+    let reads = 0;
+    const outbox = r.store.webhooks;
+    const counted: typeof outbox = Object.create(outbox);
+    counted.claimDue = (...a) => (reads++, outbox.claimDue(...a));
+    counted.nextDueAt = (...a) => (reads++, outbox.nextDueAt(...a));
+    const held = await outbox.enqueue("held", '{"thread":"held"}', Date.now());
+    const waiting = await outbox.enqueue("waiting", '{"thread":"waiting"}', Date.now());
+    r.dispatcher({ outbox: counted, concurrency: 1, timeoutMs: 1_000 });
+    await r.receiver.waitFor(() => r.receiver.stalled() === 1, 5_000, "the held request");
+    const before = reads;
+    // The held attempt times out, its slot frees, and the waiting thread's delivery goes.
+    await r.receiver.waitFor(() => r.receiver.delivered().some((w) => w.delivery === waiting), 10_000, "the waiting delivery");
+    // While the slot was held for a second, the outbox was read a handful of times at most (a
+    // poll on the due row spun through it hundreds of times).
+    expect(reads - before).toBeLessThan(20);
+    expect(r.receiver.received.filter((w) => w.delivery === held).length).toBeGreaterThanOrEqual(1);
+  });
+
   it("after max attempts a delivery is marked failed and logged, and the thread's next one goes", async () => {
     const r = await rig();
     r.receiver.answer = (w) => (w.body.n === 1 ? 503 : 200);
