@@ -95,7 +95,9 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
   metrics.watch({
     activeRuns: () => ctx.active.size,
     // From the store, not counted here: right across restarts and replicas.
-    pendingApprovals: async () => (await store.interrupts.listOpen(clock.now())).length,
+    // Bounded: a database that does not answer must not hold the whole scrape (the gauge then
+    // keeps its last value).
+    pendingApprovals: () => withDeadline(store.interrupts.countOpen(clock.now()), GAUGE_READ_DEADLINE_MS),
   });
   // This replica's lease first, then what dead ones left, before anything is served.
   const leases = new LeaseKeeper(ctx, config.replicaLeaseMs);
@@ -162,4 +164,16 @@ async function demoTools(store: AnyStore, testTools: boolean): Promise<TollgateT
     tables = await postgresDemoTables(store.pool, (fn) => withTransaction(store.pool, fn));
   }
   return [...createDemoToolsOn(tables), ...(testTools ? createTestToolsOn(tables) : [])];
+}
+
+/** How long a scrape waits for the store's count of open interrupts. */
+const GAUGE_READ_DEADLINE_MS = 1000;
+
+/** `p`, or a rejection once `ms` have passed. */
+function withDeadline<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }

@@ -53,7 +53,9 @@ export class WebhookDispatcher {
 
   start(): void {
     this.stopped = false;
-    this.unsubscribe = this.o.outbox.onEnqueued(() => this.nudge());
+    // Told by the transaction that enqueued, as it returns: the claim waits for the next turn of
+    // the loop, so it is never part of the run or decision that committed.
+    this.unsubscribe = this.o.outbox.onEnqueued(() => setImmediate(() => this.nudge()));
     this.nudge();
   }
 

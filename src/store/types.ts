@@ -113,6 +113,8 @@ export interface InterruptStore {
   listExpired(now: number): Promise<InterruptRecord[]>;
   /** Interrupts still open for decisions at `now`, soonest deadline first. */
   listOpen(now: number): Promise<OpenInterrupt[]>;
+  /** How many `listOpen(now)` would return, without reading them (the pending-approvals gauge). */
+  countOpen(now: number): Promise<number>;
 }
 
 export type RunKind = "message" | "resume";

@@ -58,6 +58,14 @@ export class PgInterruptStore implements InterruptStore {
     return rows.map((r) => interruptFromRow(r, this.keyedHash));
   }
 
+  async countOpen(now: number): Promise<number> {
+    const { rows } = await this.q.query<{ n: string }>(
+      "SELECT count(*) AS n FROM interrupts WHERE status = 'waiting_human' AND expires_at > $1",
+      [now],
+    );
+    return Number(rows[0]!.n);
+  }
+
   async listOpen(now: number): Promise<OpenInterrupt[]> {
     const { rows } = await this.q.query<InterruptRow & { owner: string }>(
       `SELECT i.*, t.owner FROM interrupts i JOIN threads t ON t.thread_id = i.thread_id

@@ -28,6 +28,7 @@ export class SqliteInterruptStore implements InterruptStore {
       expired: db.prepare<[number], InterruptRow>(
         "SELECT * FROM interrupts WHERE status = 'waiting_human' AND expires_at <= ? ORDER BY expires_at",
       ),
+      countOpen: db.prepare<[number], { n: number }>("SELECT count(*) AS n FROM interrupts WHERE status = 'waiting_human' AND expires_at > ?"),
       open: db.prepare<[number], InterruptRow & { owner: string }>(
         `SELECT i.*, t.owner FROM interrupts i JOIN threads t ON t.thread_id = i.thread_id
          WHERE i.status = 'waiting_human' AND i.expires_at > ? ORDER BY i.expires_at, i.interrupt_id`,
@@ -60,6 +61,10 @@ export class SqliteInterruptStore implements InterruptStore {
 
   listExpired(now: number): Promise<InterruptRecord[]> {
     return this.conn.lock.gate(() => this.q.expired.all(now).map((r) => interruptFromRow(r, this.keyedHash)));
+  }
+
+  countOpen(now: number): Promise<number> {
+    return this.conn.lock.gate(() => this.q.countOpen.get(now)!.n);
   }
 
   listOpen(now: number): Promise<OpenInterrupt[]> {

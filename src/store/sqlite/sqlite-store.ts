@@ -58,21 +58,25 @@ export async function openSqliteStore(dataDir: string, { clock = systemClock }: 
     checkpointer: new TollgateSaver(conn),
     replicas,
     bus,
-    transaction<T>(fn: (tx: StoreOps) => Promise<T>): Promise<T> {
-      return conn.lock.hold(async () => {
+    async transaction<T>(fn: (tx: StoreOps) => Promise<T>): Promise<T> {
+      let enqueued = false;
+      const result = await conn.lock.hold(async () => {
         if (db.inTransaction) return fn(ops); // within one already: part of it
         begin.run();
         enqueuedInTx = false;
         try {
           const result = await fn(ops);
           commit.run();
-          if (enqueuedInTx) signal.fire();
+          enqueued = enqueuedInTx;
           return result;
         } catch (err) {
           if (db.inTransaction) rollback.run();
           throw err;
         }
       });
+      // Outside the lock: whoever hears it works in its own context, not in this transaction's.
+      if (enqueued) signal.fire();
+      return result;
     },
     readable: () =>
       conn.lock.gate(() => {

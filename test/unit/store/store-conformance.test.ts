@@ -377,6 +377,7 @@ describe.each([sqlite, postgres])("the $name store", (backend) => {
         expect((await store.interrupts.listExpired(now)).map((r) => r.interrupt_id)).toEqual([a.interrupt_id, b.interrupt_id]);
         const open = await store.interrupts.listOpen(now);
         expect(open.map((r) => r.interrupt_id)).toEqual([d.interrupt_id, c.interrupt_id]);
+        expect(await store.interrupts.countOpen(now)).toBe(2);
         expect(open[0]).toMatchObject({ owner: "carol", requester: "alice", calls: d.calls });
       });
     });
