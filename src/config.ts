@@ -96,6 +96,8 @@ const envSchema = z.object({
   WEBHOOK_BACKOFF_BASE_MS: intFrom(1_000, 1),
   WEBHOOK_BACKOFF_CAP_MS: intFrom(300_000, 1),
   WEBHOOK_SWEEP_MS: intFrom(5_000, 10),
+  /** Hours a delivered or failed webhook stays in the outbox before it is deleted (at most a century). */
+  WEBHOOK_RETENTION_HOURS: z.coerce.number().int().min(1).max(876_000).default(168),
   /** Lines below this level are not logged. */
   LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
   /** Test-only extra tools (slow/throwing); never set in production. */
@@ -169,6 +171,8 @@ export interface WebhookSettings {
   backoffCapMs: number;
   /** How often pending deliveries are looked for besides the wake-up after each enqueue. */
   sweepMs: number;
+  /** How long a finished delivery is kept before it is deleted. */
+  retentionMs: number;
 }
 
 const WILDCARD = /^(0\.0\.0\.0|::|\[::\])$/;
@@ -180,6 +184,14 @@ const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|::1|\[::1\])$/i;
 
 /** The variables with which LangChain turns LangSmith tracing on, as @langchain/core reads them. */
 const TRACING_ENV = ["LANGSMITH_TRACING_V2", "LANGCHAIN_TRACING_V2", "LANGSMITH_TRACING", "LANGCHAIN_TRACING"] as const;
+
+/**
+ * Every environment variable the server reads, as the docs name it (the README's table and
+ * `.env.example` are checked against this): the schema's, and tracing's switch, read apart under
+ * LangChain's aliases too.
+ */
+export const CONFIG_VARIABLES: readonly string[] = [...Object.keys(envSchema.shape), "LANGSMITH_TRACING"];
+
 const tracingRequested = (env: Record<string, string | undefined>) => TRACING_ENV.some((k) => env[k] === "true");
 /** `LANGCHAIN_X` is LangChain's older name for `LANGSMITH_X`; the new name wins, as in LangChain. */
 const withLangChainAliases = (env: Record<string, string | undefined>) => {
@@ -230,6 +242,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
         backoffBaseMs: e.WEBHOOK_BACKOFF_BASE_MS,
         backoffCapMs: Math.max(e.WEBHOOK_BACKOFF_CAP_MS, e.WEBHOOK_BACKOFF_BASE_MS),
         sweepMs: e.WEBHOOK_SWEEP_MS,
+        retentionMs: e.WEBHOOK_RETENTION_HOURS * 3_600_000,
       }
     : undefined;
   const model = e.MODEL ?? (e.OPENAI_API_KEY ? "gpt-4o-mini" : "demo");

@@ -24,7 +24,14 @@ export interface WebhookDispatcherOptions {
   onOutcome?: (outcome: WebhookOutcome, delivery: WebhookDelivery) => void;
   /** Deliveries in flight at once (each from a different thread). */
   concurrency?: number;
+  /** Finished (delivered or failed) deliveries older than this are deleted; undefined: kept for ever. */
+  retentionMs?: number;
+  /** How often to prune: at start, then this often (default the retention, at most an hour). */
+  pruneEveryMs?: number;
 }
+
+/** Rows deleted per statement: SQLite's one connection is free again between batches. */
+const PRUNE_BATCH = 500;
 
 /**
  * Sends the outbox's approval webhooks: claims the due head of each thread's queue, POSTs its
@@ -37,6 +44,8 @@ export class WebhookDispatcher {
   private readonly now: () => number;
   private readonly inFlight = new Map<string, { controller: AbortController; done: Promise<void> }>();
   private timer: NodeJS.Timeout | undefined;
+  private pruneTimer: NodeJS.Timeout | undefined;
+  private pruning: Promise<number> | undefined;
   private passing: Promise<void> | undefined;
   private again = false;
   private stopped = true;
@@ -57,6 +66,7 @@ export class WebhookDispatcher {
     // the loop, so it is never part of the run or decision that committed.
     this.unsubscribe = this.o.outbox.onEnqueued(() => setImmediate(() => this.nudge()));
     this.nudge();
+    if (this.o.retentionMs !== undefined) this.schedulePrune(0);
   }
 
   /** Stops claiming and aborts attempts in flight; their leases run out and a later start retries them. */
@@ -64,8 +74,10 @@ export class WebhookDispatcher {
     this.stopped = true;
     this.unsubscribe?.();
     clearTimeout(this.timer);
+    clearTimeout(this.pruneTimer);
     for (const { controller } of this.inFlight.values()) controller.abort();
     await this.passing;
+    await this.pruning;
     await Promise.allSettled([...this.inFlight.values()].map((f) => f.done));
   }
 
@@ -110,6 +122,38 @@ export class WebhookDispatcher {
     if (this.stopped) return;
     this.timer = setTimeout(() => this.nudge(), wakeIn);
     this.timer.unref();
+  }
+
+  private schedulePrune(inMs: number): void {
+    const every = this.o.pruneEveryMs ?? Math.min(this.o.retentionMs!, 3_600_000);
+    this.pruneTimer = setTimeout(() => {
+      this.pruning = this.prune().finally(() => {
+        this.pruning = undefined;
+        if (!this.stopped) this.schedulePrune(every);
+      });
+    }, inMs);
+    this.pruneTimer.unref();
+  }
+
+  /**
+   * Deletes finished deliveries past the retention, so the outbox holds what is pending plus a
+   * window to look back on, not every notice ever sent. Returns how many went.
+   */
+  private async prune(): Promise<number> {
+    const before = this.now() - this.o.retentionMs!;
+    let total = 0;
+    try {
+      for (;;) {
+        const n = await this.o.outbox.prune(before, PRUNE_BATCH);
+        total += n;
+        if (n < PRUNE_BATCH || this.stopped) break;
+      }
+    } catch (err) {
+      // The database is away: the next prune deletes what this one could not.
+      this.o.log.warn("webhook outbox could not be pruned; trying again later", { message: err instanceof Error ? err.message : String(err) });
+    }
+    if (total > 0) this.o.log.info("pruned finished webhook deliveries", { deleted: total, enqueued_before: new Date(before).toISOString() });
+    return total;
   }
 
   private launch(d: WebhookDelivery): void {

@@ -274,6 +274,11 @@ export interface WebhookOutboxStore {
   get(id: string): Promise<WebhookDelivery | undefined>;
   /** The thread's deliveries in order. */
   list(threadId: string): Promise<WebhookDelivery[]>;
+  /**
+   * Deletes up to `limit` finished deliveries (delivered or failed) enqueued before `before`, and
+   * returns how many. A pending one is never deleted, however old: it has yet to be sent.
+   */
+  prune(before: number, limit: number): Promise<number>;
   /** `listener` runs after each commit that enqueued (at once for an enqueue outside a transaction). */
   onEnqueued(listener: () => void): () => void;
 }

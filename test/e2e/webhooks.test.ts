@@ -6,12 +6,15 @@
  * Every body and its headers fit the `webhooks` entry of the OpenAPI document the server serves.
  */
 import { createHmac } from "node:crypto";
+import path from "node:path";
+import Database from "better-sqlite3";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TollgateClient } from "../../src/client/index.js";
 import { startFakeOpenAI } from "../helpers/fake-openai.js";
 import { schemaChecker } from "../helpers/openapi-validator.js";
 import { orderScript } from "../helpers/order-script.js";
-import { pgTestClusterUrl } from "../helpers/pg-test-db.js";
+import { pgDatabaseUrl, pgTestClusterUrl } from "../helpers/pg-test-db.js";
 import { startServer } from "../helpers/server-process.js";
 import { openDb } from "../helpers/sqlite.js";
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from "../helpers/webhook-receiver.js";
@@ -35,6 +38,27 @@ const hookEnv = (receiver: WebhookReceiver, extra: Record<string, string> = {}) 
   WEBHOOK_SWEEP_MS: "200",
   ...extra,
 });
+
+/**
+ * Moves the thread's outbox rows `ms` back in time, as if enqueued that much earlier. The server
+ * must be stopped; the test db is read-only, so this opens a connection of its own.
+ */
+async function backdateOutbox(dataDir: string, thread: string, ms: number): Promise<void> {
+  const sql = "UPDATE webhook_outbox SET created_at = created_at - $1 WHERE thread_id = $2";
+  const cluster = pgTestClusterUrl();
+  if (cluster) {
+    const client = new pg.Client({ connectionString: pgDatabaseUrl(cluster, dataDir) });
+    await client.connect();
+    await client.query(sql, [ms, thread]).finally(() => client.end());
+    return;
+  }
+  const db = new Database(path.join(dataDir, "tollgate.db"), { timeout: 5_000 });
+  try {
+    db.prepare(sql.replace(/\$\d/g, "?")).run(ms, thread);
+  } finally {
+    db.close();
+  }
+}
 
 /** The thread's deliveries the receiver answered 2xx, in arrival order. */
 const deliveredFor = (r: WebhookReceiver, id: string) => r.delivered().filter((w) => w.body?.thread_id === id);
@@ -274,6 +298,61 @@ describe("approval webhooks across a restart", () => {
       await s.model.close();
       await receiver.close();
     }
+  });
+});
+
+describe("approval webhook retention", () => {
+  it("finished deliveries older than WEBHOOK_RETENTION_HOURS are deleted (logged), newer and pending ones stay", async () => {
+    const receiver = await startWebhookReceiver();
+    // A short attempt deadline: the owed delivery may be mid-attempt at the stop, and its lease
+    // (twice the deadline and a second) must run out before the restarted server sends it.
+    const s = await startStack(hookEnv(receiver, { WEBHOOK_TIMEOUT_MS: "300" }));
+    const [old, recent, owed] = [threadId("hook-old"), threadId("hook-recent"), threadId("hook-owed")];
+    let again: Awaited<ReturnType<typeof startServer>> | undefined;
+    try {
+      for (const id of [old, recent]) {
+        s.model.push({ toolCalls: [{ id: "r1", name: "refund_order", args: REFUND }] });
+        terminal(await s.client.run(id, "refund").collect(), "interrupt");
+      }
+      await receiver.waitFor(() => deliveredFor(receiver, old).length && deliveredFor(receiver, recent).length, 15_000, "both requested");
+      const status = (id: string) => (s.db.prepare("SELECT status FROM webhook_outbox WHERE thread_id = ?").all(id) as Array<{ status: string }>).map((r) => r.status);
+      await receiver.waitFor(() => [old, recent].every((id) => status(id)[0] === "delivered"), 5_000, "both recorded delivered");
+      // One still owed when the server stops: its receiver answers 503 for now.
+      receiver.answer = () => 503;
+      s.model.push({ toolCalls: [{ id: "r1", name: "refund_order", args: REFUND }] });
+      terminal(await s.client.run(owed, "refund").collect(), "interrupt");
+      await receiver.waitFor(() => receiver.received.some((w) => w.body?.thread_id === owed), 15_000, "the owed one tried");
+      await s.server.kill();
+      await backdateOutbox(s.server.dataDir, old, 49 * 3_600_000);
+      await backdateOutbox(s.server.dataDir, owed, 49 * 3_600_000);
+
+      const env = { ...hookEnv(receiver, { WEBHOOK_TIMEOUT_MS: "300" }), MODEL: "fake-model", OPENAI_API_KEY: "test-key", OPENAI_BASE_URL: s.model.url };
+      again = await startServer({ ...env, WEBHOOK_RETENTION_HOURS: "48" }, { dataDir: s.server.dataDir });
+      const line = await receiver.waitFor(
+        () => again!.stdout().split("\n").find((l) => l.includes("pruned finished webhook deliveries")),
+        10_000,
+        "the prune's log line",
+      );
+      expect(JSON.parse(line)).toMatchObject({ level: "info", deleted: 1 });
+      expect(status(old)).toEqual([]);
+      expect(status(recent)).toEqual(["delivered"]);
+      expect(status(owed)).toEqual(["pending"]);
+      // Owed, however old: sent once the receiver is back.
+      receiver.answer = () => 200;
+      await receiver.waitFor(() => deliveredFor(receiver, owed).length === 1, 15_000, "the owed delivery");
+    } finally {
+      await again?.kill();
+      await s.stop();
+      await receiver.close();
+    }
+  });
+
+  it("WEBHOOK_RETENTION_HOURS is a week by default and must be a whole number of hours, at least one", async () => {
+    const { loadConfig } = await import("../../src/config.js");
+    const hook = { APPROVAL_WEBHOOK_URL: "http://127.0.0.1:9/h", APPROVAL_WEBHOOK_SECRET: SECRET };
+    expect(loadConfig(hook).webhook?.retentionMs).toBe(7 * 24 * 3_600_000);
+    expect(loadConfig({ ...hook, WEBHOOK_RETENTION_HOURS: "2" }).webhook?.retentionMs).toBe(2 * 3_600_000);
+    for (const bad of ["0", "1.5", "-3", "soon"]) expect(() => loadConfig({ ...hook, WEBHOOK_RETENTION_HOURS: bad })).toThrow(/WEBHOOK_RETENTION_HOURS/);
   });
 });
 

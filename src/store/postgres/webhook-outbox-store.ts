@@ -83,6 +83,16 @@ export class PgWebhookOutboxStore implements WebhookOutboxStore {
     return rows.map(deliveryFromRow);
   }
 
+  async prune(before: number, limit: number): Promise<number> {
+    // Replicas pruning at once each count only the rows they deleted.
+    const r = await this.q.query(
+      `DELETE FROM webhook_outbox WHERE id IN (
+         SELECT id FROM webhook_outbox WHERE status IN ('delivered', 'failed') AND created_at < $1 LIMIT $2)`,
+      [before, limit],
+    );
+    return r.rowCount ?? 0;
+  }
+
   onEnqueued(listener: () => void): () => void {
     return this.signal.subscribe(listener);
   }

@@ -42,6 +42,11 @@ export class SqliteWebhookOutboxStore implements WebhookOutboxStore {
       ),
       get: db.prepare<[string], WebhookDelivery>("SELECT * FROM webhook_outbox WHERE id = ?"),
       list: db.prepare<[string], WebhookDelivery>("SELECT * FROM webhook_outbox WHERE thread_id = ? ORDER BY seq"),
+      // Batched: one statement holds the connection lock, and every run waits on it.
+      prune: db.prepare<[number, number]>(
+        `DELETE FROM webhook_outbox WHERE id IN (
+           SELECT id FROM webhook_outbox WHERE status IN ('delivered', 'failed') AND created_at < ? LIMIT ?)`,
+      ),
     };
   }
 
@@ -81,6 +86,10 @@ export class SqliteWebhookOutboxStore implements WebhookOutboxStore {
 
   list(threadId: string): Promise<WebhookDelivery[]> {
     return this.conn.lock.gate(() => this.q.list.all(threadId).map(deliveryFromRow));
+  }
+
+  prune(before: number, limit: number): Promise<number> {
+    return this.conn.lock.gate(() => this.q.prune.run(before, limit).changes);
   }
 
   onEnqueued(listener: () => void): () => void {

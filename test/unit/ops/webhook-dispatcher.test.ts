@@ -28,6 +28,7 @@ interface Rig {
   receiver: WebhookReceiver;
   outcomes: Array<[WebhookOutcome, string]>;
   warnings: Array<{ msg: string; fields?: Record<string, unknown> }>;
+  infos: Array<{ msg: string; fields?: Record<string, unknown> }>;
   dispatcher(over?: Partial<WebhookDispatcherOptions>): WebhookDispatcher;
 }
 
@@ -38,9 +39,10 @@ async function rig(): Promise<Rig> {
   cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }), () => store.close(), () => receiver.close());
   const outcomes: Rig["outcomes"] = [];
   const warnings: Rig["warnings"] = [];
+  const infos: Rig["infos"] = [];
   const log: Logger = {
     debug() {},
-    info() {},
+    info: (msg, fields) => infos.push({ msg, fields }),
     warn: (msg, fields) => warnings.push({ msg, fields }),
     error: (msg, fields) => warnings.push({ msg, fields }),
     child: () => log,
@@ -50,6 +52,7 @@ async function rig(): Promise<Rig> {
     receiver,
     outcomes,
     warnings,
+    infos,
     dispatcher(over = {}) {
       const d = new WebhookDispatcher({
         outbox: store.webhooks,
@@ -221,5 +224,49 @@ describe("WebhookDispatcher", () => {
       [id, "stall"],
       [id, 204],
     ]);
+  });
+
+  it("deletes finished deliveries once they are older than the retention, at start and then every so often; pending ones stay", async () => {
+    const r = await rig();
+    const DAY = 86_400_000;
+    let ahead = 0;
+    const now = () => Date.now() + ahead;
+    const pruned = () => r.infos.filter((i) => i.msg.includes("pruned")).map((i) => i.fields?.deleted);
+    // Left by an earlier process ten days ago: two delivered, one failed, one still to be sent.
+    const t0 = Date.now() - 10 * DAY;
+    const old = [await r.store.webhooks.enqueue("t1", '{"n":1}', t0), await r.store.webhooks.enqueue("t1", '{"n":2}', t0)];
+    for (const d of await r.store.webhooks.claimDue(t0, 1_000, 10)) await r.store.webhooks.settle(d.id, d.attempts, { delivered: true });
+    for (const d of await r.store.webhooks.claimDue(t0, 1_000, 10)) await r.store.webhooks.settle(d.id, d.attempts, { error: "HTTP 500", retryAt: "failed" });
+    const owed = await r.store.webhooks.enqueue("t2", '{"n":3}', t0);
+    r.receiver.answer = (w) => (w.body.n === 3 ? "stall" : 200);
+    r.dispatcher({ now, retentionMs: 7 * DAY, pruneEveryMs: 50, timeoutMs: 60_000 });
+    await r.receiver.waitFor(() => pruned().length === 1, 5_000, "the prune at start");
+    expect(pruned()).toEqual([2]);
+    for (const id of old) expect(await r.store.webhooks.get(id)).toBeUndefined();
+    // The owed one is mid-attempt (its receiver stalls): pending, so it is kept, however old.
+    expect(await r.store.webhooks.get(owed)).toMatchObject({ status: "pending" });
+    // Sent today: kept until it is a week old, then the next prune takes it.
+    const today = await r.store.webhooks.enqueue("t3", '{"n":4}', now());
+    await r.receiver.waitFor(() => r.receiver.delivered().length === 1, 5_000, "today's delivery");
+    await r.receiver.waitFor(() => r.outcomes.length === 1, 5_000, "its outcome");
+    expect(await r.store.webhooks.get(today)).toMatchObject({ status: "delivered" });
+    ahead = 8 * DAY;
+    await r.receiver.waitFor(() => pruned().length === 2, 5_000, "a later prune");
+    expect(pruned()).toEqual([2, 1]);
+    expect(await r.store.webhooks.get(today)).toBeUndefined();
+    expect(await r.store.webhooks.get(owed)).toMatchObject({ status: "pending" });
+  });
+
+  it("without a retention nothing is deleted", async () => {
+    const r = await rig();
+    const t0 = Date.now() - 400 * 86_400_000;
+    const id = await r.store.webhooks.enqueue("t1", '{"n":1}', t0);
+    for (const d of await r.store.webhooks.claimDue(t0, 1_000, 10)) await r.store.webhooks.settle(d.id, d.attempts, { delivered: true });
+    const next = await r.store.webhooks.enqueue("t1", '{"n":2}', Date.now());
+    r.dispatcher();
+    await r.receiver.waitFor(() => r.outcomes.length === 1, 5_000, "the next delivery");
+    expect(r.outcomes).toEqual([["delivered", next]]);
+    expect(await r.store.webhooks.get(id)).toMatchObject({ status: "delivered" });
+    expect(r.infos.filter((i) => i.msg.includes("pruned"))).toEqual([]);
   });
 });

@@ -165,6 +165,48 @@ describe.each([sqlite, postgres])("the $name webhook outbox", (backend) => {
       expect(await s.webhooks.get(id)).toMatchObject({ status: "delivered", attempts: 2 });
     });
 
+    it("pruning deletes finished deliveries enqueued before the cutoff, in batches, and never a pending one", async () => {
+      const OLD = T0 - 10 * 86_400_000;
+      const CUTOFF = T0 - 86_400_000;
+      const t = tid();
+      const delivered = [await s.webhooks.enqueue(t, "d1", OLD), await s.webhooks.enqueue(t, "d2", OLD + 1)];
+      for (const id of delivered) {
+        const [d] = await s.webhooks.claimDue(OLD + 10, 1_000, 1);
+        expect(d?.id).toBe(id);
+        await s.webhooks.settle(id, d!.attempts, { delivered: true });
+      }
+      const failed = await s.webhooks.enqueue(t, "f", OLD + 2);
+      const [f] = await s.webhooks.claimDue(OLD + 10, 1_000, 1);
+      await s.webhooks.settle(failed, f!.attempts, { error: "HTTP 500", retryAt: "failed" });
+      // As old, but still to be sent: one leased mid-attempt, one never tried.
+      const [u1, u2] = [tid(), tid()];
+      const leased = await s.webhooks.enqueue(u1, "leased", OLD);
+      const waiting = await s.webhooks.enqueue(u2, "waiting", OLD);
+      expect((await s.webhooks.claimDue(OLD + 10, 10 * 86_400_000, 10)).map((d) => d.id).sort()).toEqual([leased, waiting].sort());
+      await s.webhooks.settle(waiting, 1, { error: "HTTP 503", retryAt: T0 + 60_000 });
+      // Finished, but recent: kept.
+      const recent = await s.webhooks.enqueue(t, "recent", CUTOFF + 1);
+      const [r] = await s.webhooks.claimDue(CUTOFF + 10, 1_000, 1);
+      expect(r?.id).toBe(recent);
+      await s.webhooks.settle(recent, r!.attempts, { delivered: true });
+
+      expect(await s.webhooks.prune(CUTOFF, 2)).toBe(2); // a batch is at most `limit` rows
+      expect(await s.webhooks.prune(CUTOFF, 100)).toBe(1);
+      expect(await s.webhooks.prune(CUTOFF, 100)).toBe(0);
+      for (const id of [...delivered, failed]) expect(await s.webhooks.get(id)).toBeUndefined();
+      expect((await s.webhooks.list(t)).map((d) => d.id)).toEqual([recent]);
+      expect(await s.webhooks.get(leased)).toMatchObject({ status: "pending", attempts: 1 });
+      expect(await s.webhooks.get(waiting)).toMatchObject({ status: "pending", last_error: "HTTP 503" });
+      // The thread's queue goes on after its pruned rows: the next one is behind the kept one.
+      const next = await s.webhooks.enqueue(t, "next", T0);
+      expect((await s.webhooks.list(t)).map((d) => [d.id, d.seq])).toEqual([
+        [recent, 4],
+        [next, 5],
+      ]);
+      await s.webhooks.settle(leased, 1, { delivered: true });
+      await drain(T0 + 100_000);
+    });
+
     it("claimers racing on one store and on another replica take each delivery once", async () => {
       const threads = Array.from({ length: 12 }, tid);
       const ids = new Set<string>();
