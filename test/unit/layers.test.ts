@@ -79,11 +79,15 @@ function sourceFiles(): string[] {
   return out.sort();
 }
 
-/** One import of a repository file: where it points, whether only types cross, which names. */
+/**
+ * One import of a repository file: where it points, whether only types cross, which names ("*":
+ * all of them, through a namespace import or a star re-export), and whether it re-exports them.
+ */
 interface Arrow {
   to: string;
   typeOnly: boolean;
   names: string[];
+  reexport: boolean;
 }
 
 /** Every module specifier a file names, packages and builtins included. */
@@ -91,30 +95,40 @@ function specifiersOf(file: string): string[] {
   return ts.preProcessFile(fs.readFileSync(path.join(REPO_ROOT, file), "utf8"), true, true).importedFiles.map((f) => f.fileName);
 }
 
-/** The repository files a file imports: static, dynamic, type-only and re-exports alike. */
-function importsOf(file: string): Arrow[] {
-  const text = fs.readFileSync(path.join(REPO_ROOT, file), "utf8");
+/**
+ * The repository files a file imports: static, dynamic, type-only, `import("…").T` type queries,
+ * namespace imports and re-exports alike. `text` is the file's source (a test may pass its own).
+ */
+function importsOf(file: string, text = fs.readFileSync(path.join(REPO_ROOT, file), "utf8")): Arrow[] {
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, file.endsWith(".tsx") ? ts.ScriptKind.TSX : ts.ScriptKind.TS);
   const out: Arrow[] = [];
-  const add = (spec: string, typeOnly: boolean, names: string[]) => {
+  const add = (spec: string, typeOnly: boolean, names: string[], reexport = false) => {
     if (!spec.startsWith(".")) return; // packages and node: builtins are not layers
     const base = path.posix.normalize(path.posix.join(path.posix.dirname(file), spec));
     const candidates = [base.replace(/\.js$/, ".ts"), base.replace(/\.js$/, ".tsx"), base];
     const to = candidates.find((c) => fs.existsSync(path.join(REPO_ROOT, c)) && fs.statSync(path.join(REPO_ROOT, c)).isFile());
     if (!to) throw new Error(`${file}: cannot resolve import "${spec}"`);
-    out.push({ to, typeOnly, names });
+    out.push({ to, typeOnly, names, reexport });
   };
   const visit = (node: ts.Node) => {
     if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
       const clause = node.importClause;
       const named = clause?.namedBindings && ts.isNamedImports(clause.namedBindings) ? clause.namedBindings.elements : undefined;
       const typeOnly = !!clause && (clause.isTypeOnly || (!clause.name && !!named?.length && named.every((e) => e.isTypeOnly)));
-      const names = [...(clause?.name ? ["default"] : []), ...(named ?? []).map((e) => (e.propertyName ?? e.name).text)];
+      const star = clause?.namedBindings && ts.isNamespaceImport(clause.namedBindings) ? ["*"] : [];
+      const names = [...(clause?.name ? ["default"] : []), ...star, ...(named ?? []).map((e) => (e.propertyName ?? e.name).text)];
       add(node.moduleSpecifier.text, typeOnly, names);
     } else if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
       const named = node.exportClause && ts.isNamedExports(node.exportClause) ? node.exportClause.elements : undefined;
       const typeOnly = node.isTypeOnly || (!!named?.length && named.every((e) => e.isTypeOnly));
-      add(node.moduleSpecifier.text, typeOnly, (named ?? []).map((e) => (e.propertyName ?? e.name).text));
+      // No clause (`export * from`) or `export * as ns from`: everything the target exports.
+      const names = named ? named.map((e) => (e.propertyName ?? e.name).text) : ["*"];
+      add(node.moduleSpecifier.text, typeOnly, names, true);
+    } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
+      // `import("./x.js").T` in a type: the leftmost name of the qualifier is what it takes.
+      let q = node.qualifier;
+      while (q && ts.isQualifiedName(q)) q = q.left;
+      add(node.argument.literal.text, true, q ? [q.text] : ["*"]);
     } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
       const [arg] = node.arguments;
       if (arg && ts.isStringLiteral(arg)) add(arg.text, false, []);
@@ -132,7 +146,8 @@ function layerOf(file: string): string | undefined {
 }
 
 const files = sourceFiles();
-const graph = new Map(files.map((f) => [f, importsOf(f)]));
+type Graph = Map<string, Arrow[]>;
+const graph: Graph = new Map(files.map((f) => [f, importsOf(f)]));
 
 /** What src/protocol/errors.ts exports: the wire error codes and their builders. */
 const wireErrorNames = (() => {
@@ -150,16 +165,31 @@ const wireErrorNames = (() => {
 
 const under = (file: string, folder: string) => file === folder || file.startsWith(`${folder}/`);
 
+/** Whether importing everything of `file` brings the wire error codes: it is their file, or re-exports it. */
+function exposesWire(g: Graph, file: string, seen = new Set<string>()): boolean {
+  if (file === WIRE_ERRORS_FILE) return true;
+  if (seen.has(file)) return false;
+  seen.add(file);
+  return (g.get(file) ?? []).some(
+    (a) => a.reexport && (a.names.includes("*") || a.names.some((n) => wireErrorNames.has(n))) && exposesWire(g, a.to, seen),
+  );
+}
+
+/** The wire error names an arrow brings in: by name, or all of them through "*". */
+const wireNamesOf = (g: Graph, a: Arrow) =>
+  a.names.flatMap((n) => (n === "*" ? (exposesWire(g, a.to) ? ["* (every wire error code)"] : []) : wireErrorNames.has(n) ? [n] : []));
+
 /** Every arrow that the table and the rules above do not allow. */
-function forbiddenArrows(): { from: string; to: string; rule: string }[] {
+function forbiddenArrows(g: Graph = graph): { from: string; to: string; rule: string }[] {
   const bad: { from: string; to: string; rule: string }[] = [];
-  for (const [from, arrows] of graph) {
+  for (const [from, arrows] of g) {
     const a = layerOf(from)!;
-    for (const { to, names } of arrows) {
+    for (const arrow of arrows) {
+      const { to } = arrow;
       const b = layerOf(to);
       if (!b) continue; // reported by the "every file has a layer" test
       if (NO_WIRE_ERRORS_IN.some((d) => under(from, d)) && (to === WIRE_ERRORS_FILE || under(to, "src/protocol"))) {
-        const wire = names.filter((n) => wireErrorNames.has(n));
+        const wire = wireNamesOf(g, arrow);
         if (wire.length) bad.push({ from, to: WIRE_ERRORS_FILE, rule: `${a} must not use wire error codes (${wire.join(", ")})` });
       }
       if (a === b) continue;
@@ -205,8 +235,38 @@ describe("one-way layers", () => {
     expect(files).toContain("src/web/app.tsx");
     expect(targets("src/tollgate.ts")).toContain("graphs/agent.ts");
     // type-only imports count as arrows: a type is a dependency too
-    expect(graph.get("src/store/types.ts")).toContainEqual({ to: "src/ledger/index.ts", typeOnly: true, names: ["ExecutionLedger"] });
+    expect(graph.get("src/store/types.ts")).toContainEqual({ to: "src/ledger/index.ts", typeOnly: true, names: ["ExecutionLedger"], reexport: false });
     expect(wireErrorNames).toContain("AppError");
+  });
+
+  it("sees every form an import takes (type queries, namespaces, star re-exports), and the rules see through them", () => {
+    const probe = "src/store/probe.ts";
+    const arrows = importsOf(
+      probe,
+      [
+        'type Code = import("../protocol/errors.js").AppError["code"];',
+        'import * as P from "../protocol/index.js";',
+        'export * from "../ledger/index.js";',
+        'export * as Sse from "../protocol/sse.js";',
+        'let s: typeof import("../runs/run-service.js").RunService;',
+      ].join("\n"),
+    );
+    expect(arrows).toEqual([
+      { to: "src/protocol/errors.ts", typeOnly: true, names: ["AppError"], reexport: false },
+      { to: "src/protocol/index.ts", typeOnly: false, names: ["*"], reexport: false },
+      { to: "src/ledger/index.ts", typeOnly: false, names: ["*"], reexport: true },
+      { to: "src/protocol/sse.ts", typeOnly: false, names: ["*"], reexport: true },
+      { to: "src/runs/run-service.ts", typeOnly: true, names: ["RunService"], reexport: false },
+    ]);
+    const found = forbiddenArrows(new Map([...graph, [probe, arrows]]))
+      .filter((a) => a.from === probe)
+      .map((a) => `${a.to}: ${a.rule}`);
+    expect(found).toEqual([
+      "src/protocol/errors.ts: src/store must not use wire error codes (AppError)",
+      // protocol/index.ts re-exports errors.ts: all of it comes along
+      "src/protocol/errors.ts: src/store must not use wire error codes (* (every wire error code))",
+      "src/runs/run-service.ts: src/store (rank 5) must not import src/runs (rank 7)",
+    ]);
   });
 
   it("every file has a layer in the table", () => {
