@@ -2,9 +2,11 @@ import { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { ChatResult } from "@langchain/core/outputs";
 import type { Database } from "better-sqlite3";
 import { type Config, loadConfig } from "../src/config.js";
+import { jsonLogger } from "../src/logger.js";
 import { createModel } from "../src/model/index.js";
+import { createSecretScrubber, createTracing, NO_TRACING, scrubbingLogger, type Tracing } from "../src/ops/index.js";
 import { openDatabase } from "../src/store/index.js";
-import { setupDemoTables, type TollgateTool } from "../src/tools/index.js";
+import { setupDemoTables, type TollgateTool, ToolRegistry } from "../src/tools/index.js";
 import { lookupOrderTool } from "../src/tools/demo/lookup-order.js";
 import { refundOrderTool } from "../src/tools/demo/refund-order.js";
 import { sendEmailTool } from "../src/tools/demo/send-email.js";
@@ -28,21 +30,28 @@ const STUDIO_ENV = [
   "DEMO_TOKEN_DELAY_MS",
   "MODEL_FIRST_TOKEN_TIMEOUT_SECONDS",
   "MODEL_IDLE_TIMEOUT_SECONDS",
+  "LOG_LEVEL",
+  // LangSmith, under the names LangChain reads too: Studio's traces go through our masking tracer.
+  ...["TRACING", "TRACING_V2", "ENDPOINT", "API_KEY", "PROJECT", "WORKSPACE_ID"].flatMap((k) => [`LANGSMITH_${k}`, `LANGCHAIN_${k}`]),
 ];
+
+/** The Studio graph's settings, or why the environment is refused (in one line: model errors show their first line only). */
+export function studioConfig(env: Record<string, string | undefined> = process.env): Config | { problem: string } {
+  try {
+    return loadConfig(Object.fromEntries(STUDIO_ENV.map((k) => [k, env[k]])));
+  } catch (err) {
+    return { problem: (err instanceof Error ? err.message : String(err)).replace(/\s*\n\s*/g, " ") };
+  }
+}
 
 /**
  * Options for the graph `langgraph dev` serves: the configured model (demo by default) and the
  * demo tools on `$DATA_DIR/tollgate.db`. No ledger is passed: approved calls are claimed in
  * memory, once per process (the Studio server keeps its own checkpoints, not tollgate's store).
  */
-export function studioGraphOptions(env: Record<string, string | undefined> = process.env): AgentGraphOptions {
-  const picked = Object.fromEntries(STUDIO_ENV.map((k) => [k, env[k]]));
-  let config: Config;
-  try {
-    config = loadConfig(picked);
-  } catch (err) {
-    // One line: model errors are shown by their first line only.
-    const problem = (err instanceof Error ? err.message : String(err)).replace(/\s*\n\s*/g, " ");
+export function studioGraphOptions(config: Config | { problem: string }): AgentGraphOptions {
+  if ("problem" in config) {
+    const { problem } = config;
     return { model: new MisconfiguredModel(problem), tools: lazyDemoTools(() => { throw new Error(problem); }) };
   }
   return {
@@ -95,7 +104,23 @@ class MisconfiguredModel extends BaseChatModel {
 }
 
 /**
+ * LangSmith tracing for Studio's runs when the environment turns it on: the server's tracer,
+ * which masks sensitive tool arguments and outputs and scrubs secrets. Carried in the graph's own
+ * config, it keeps LangChain from adding its unmasked tracer (it adds one only to a config that
+ * has none). Off, or with a refused environment (the model fails before any tool is called): none.
+ */
+export function studioTracing(config: Config | { problem: string }, tools: readonly TollgateTool[]): Tracing {
+  if ("problem" in config || !config.tracing) return NO_TRACING;
+  const scrubber = createSecretScrubber(config.secrets);
+  const log = scrubbingLogger(jsonLogger({ level: config.logLevel }), scrubber);
+  return createTracing({ settings: config.langsmith, registry: new ToolRegistry(tools), scrubber, log });
+}
+
+const config = studioConfig();
+const options = studioGraphOptions(config);
+
+/**
  * What LangGraph Studio loads: the workflow the Hono server compiles, with the same gate, but
  * without a checkpointer because `langgraph dev` brings its own.
  */
-export const graph = createAgentWorkflow(studioGraphOptions()).compile({ interruptBefore: ["call_tool"] });
+export const graph = studioTracing(config, options.tools).traced(createAgentWorkflow(options).compile({ interruptBefore: ["call_tool"] }));

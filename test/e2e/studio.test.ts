@@ -1,7 +1,8 @@
 /**
  * The same graph under `langgraph dev`, the server LangGraph Studio talks to: it loads without
  * side effects, stops at the gate, pauses again (at the node's interrupt) on a plain Continue,
- * and runs a call approved by `command: { resume }` or by `configurable.decisions` once.
+ * and runs a call approved by `command: { resume }` or by `configurable.decisions` once. With
+ * LangSmith tracing on, its runs are traced through the server's masking tracer.
  */
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -12,6 +13,7 @@ import { Client } from "@langchain/langgraph-sdk";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ApprovalRequest } from "../../graphs/nodes/call-tool-node.js";
+import { type LangSmithStandIn, startLangSmithStandIn } from "../helpers/langsmith-stand-in.js";
 import { langgraphDevUnavailable, REPO_ROOT, startLangGraphDev, type LangGraphDev } from "./studio/langgraph-dev.js";
 
 interface WireCall {
@@ -231,3 +233,40 @@ describe.skipIf(unavailable !== null)(
     });
   },
 );
+
+describe.skipIf(unavailable !== null)("LangGraph Studio traced to LangSmith", () => {
+  const KEY = "lsv2-studio-test-key-000000";
+  let standIn: LangSmithStandIn;
+  let dev: LangGraphDev;
+  beforeAll(async () => {
+    standIn = await startLangSmithStandIn();
+    dev = await startLangGraphDev({ LANGSMITH_TRACING: "true", LANGSMITH_ENDPOINT: standIn.url, LANGSMITH_API_KEY: KEY });
+  }, 60_000);
+  afterAll(async () => {
+    await dev?.stop();
+    await standIn?.close();
+  }, 20_000);
+
+  it("masks the sensitive arguments of an approved email as the server does: traced, but no address and no body", async () => {
+    const client = new Client({ apiUrl: dev.url });
+    const thread = await client.threads.create();
+    const input = { messages: [{ role: "user", content: "email the customer of A-1002 that the parcel is late" }] };
+    expect(await client.runs.wait(thread.thread_id, "agent", { input })).not.toHaveProperty("__error__");
+    const s = await client.threads.getState<{ messages: WireMessage[] }>(thread.thread_id);
+    const call = s.values.messages.findLast((m) => m.type === "ai")?.tool_calls?.[0];
+    expect(call?.name).toBe("send_email");
+    const { to, body } = call!.args as { to: string; body: string };
+    expect(to).toBe("grace@example.com");
+    const resume = { decisions: [{ call_id: call!.id, approved: true }] };
+    expect(await client.runs.wait(thread.thread_id, "agent", { command: { resume } })).not.toHaveProperty("__error__");
+
+    // Both runs reach LangSmith: the email tool's run is there, its inputs masked.
+    await standIn.waitFor(() => [...standIn.runs.values()].some((r) => r.run_type === "tool" && r.name === "send_email" && r.end_time), "the email's tool run", 20_000);
+    const email = [...standIn.runs.values()].find((r) => r.run_type === "tool" && r.name === "send_email")!;
+    expect(email.inputs).toMatchObject({ to: "***", body: "***", subject: "About your order A-1002" });
+    const uploaded = standIn.allBodies();
+    expect(uploaded).toContain("About your order A-1002");
+    for (const value of [to, body]) expect(uploaded, `an upload shows ${value}`).not.toContain(value);
+    expect(uploaded).not.toContain(KEY);
+  });
+});
