@@ -96,7 +96,7 @@ const envSchema = z.object({
   WEBHOOK_BACKOFF_BASE_MS: intFrom(1_000, 1),
   WEBHOOK_BACKOFF_CAP_MS: intFrom(300_000, 1),
   WEBHOOK_SWEEP_MS: intFrom(5_000, 10),
-  /** Hours a delivered or failed webhook stays in the outbox before it is deleted (at most a century). */
+  /** Hours a webhook stays in the outbox after it was delivered or failed, then it is deleted (at most a century). */
   WEBHOOK_RETENTION_HOURS: z.coerce.number().int().min(1).max(876_000).default(168),
   /** Lines below this level are not logged. */
   LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),

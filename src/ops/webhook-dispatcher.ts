@@ -28,10 +28,9 @@ export interface WebhookDispatcherOptions {
   retentionMs?: number;
   /** How often to prune: at start, then this often (default the retention, at most an hour). */
   pruneEveryMs?: number;
+  /** Rows deleted per statement (default 500): the database is free again between batches. */
+  pruneBatch?: number;
 }
-
-/** Rows deleted per statement: SQLite's one connection is free again between batches. */
-const PRUNE_BATCH = 500;
 
 /**
  * Sends the outbox's approval webhooks: claims the due head of each thread's queue, POSTs its
@@ -141,18 +140,21 @@ export class WebhookDispatcher {
    */
   private async prune(): Promise<number> {
     const before = this.now() - this.o.retentionMs!;
+    const batch = this.o.pruneBatch ?? 500;
     let total = 0;
     try {
       for (;;) {
-        const n = await this.o.outbox.prune(before, PRUNE_BATCH);
+        const n = await this.o.outbox.prune(before, batch);
         total += n;
-        if (n < PRUNE_BATCH || this.stopped) break;
+        if (n < batch || this.stopped) break;
+        // SQLite's statements are synchronous: let requests and timers in between batches.
+        await new Promise((resolve) => setImmediate(resolve));
       }
     } catch (err) {
       // The database is away: the next prune deletes what this one could not.
       this.o.log.warn("webhook outbox could not be pruned; trying again later", { message: err instanceof Error ? err.message : String(err) });
     }
-    if (total > 0) this.o.log.info("pruned finished webhook deliveries", { deleted: total, enqueued_before: new Date(before).toISOString() });
+    if (total > 0) this.o.log.info("pruned finished webhook deliveries", { deleted: total, finished_before: new Date(before).toISOString() });
     return total;
   }
 

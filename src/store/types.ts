@@ -275,8 +275,9 @@ export interface WebhookOutboxStore {
   /** The thread's deliveries in order. */
   list(threadId: string): Promise<WebhookDelivery[]>;
   /**
-   * Deletes up to `limit` finished deliveries (delivered or failed) enqueued before `before`, and
-   * returns how many. A pending one is never deleted, however old: it has yet to be sent.
+   * Deletes up to `limit` finished deliveries (delivered or failed) that finished before `before`,
+   * and returns how many. A finished row's `next_attempt_at` is the end of its last attempt's
+   * lease: when it finished, give or take a lease. A pending one is never deleted: it is owed.
    */
   prune(before: number, limit: number): Promise<number>;
   /** `listener` runs after each commit that enqueued (at once for an enqueue outside a transaction). */

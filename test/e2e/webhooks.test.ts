@@ -40,11 +40,11 @@ const hookEnv = (receiver: WebhookReceiver, extra: Record<string, string> = {}) 
 });
 
 /**
- * Moves the thread's outbox rows `ms` back in time, as if enqueued that much earlier. The server
- * must be stopped; the test db is read-only, so this opens a connection of its own.
+ * Moves the thread's outbox rows `ms` back in time, as if enqueued and last tried that much
+ * earlier. The server must be stopped; the test db is read-only, so this opens its own connection.
  */
 async function backdateOutbox(dataDir: string, thread: string, ms: number): Promise<void> {
-  const sql = "UPDATE webhook_outbox SET created_at = created_at - $1 WHERE thread_id = $2";
+  const sql = "UPDATE webhook_outbox SET created_at = created_at - $1, next_attempt_at = next_attempt_at - $1 WHERE thread_id = $2";
   const cluster = pgTestClusterUrl();
   if (cluster) {
     const client = new pg.Client({ connectionString: pgDatabaseUrl(cluster, dataDir) });
@@ -54,7 +54,7 @@ async function backdateOutbox(dataDir: string, thread: string, ms: number): Prom
   }
   const db = new Database(path.join(dataDir, "tollgate.db"), { timeout: 5_000 });
   try {
-    db.prepare(sql.replace(/\$\d/g, "?")).run(ms, thread);
+    db.prepare(sql.replace(/\$\d/g, "?")).run(ms, ms, thread);
   } finally {
     db.close();
   }
@@ -302,11 +302,13 @@ describe("approval webhooks across a restart", () => {
 });
 
 describe("approval webhook retention", () => {
-  it("finished deliveries older than WEBHOOK_RETENTION_HOURS are deleted (logged), newer and pending ones stay", async () => {
+  it("deliveries finished longer ago than WEBHOOK_RETENTION_HOURS are deleted (logged), newer and pending ones stay", async () => {
     const receiver = await startWebhookReceiver();
     // A short attempt deadline: the owed delivery may be mid-attempt at the stop, and its lease
     // (twice the deadline and a second) must run out before the restarted server sends it.
-    const s = await startStack(hookEnv(receiver, { WEBHOOK_TIMEOUT_MS: "300" }));
+    // Attempts enough that the owed one, refused throughout, is still pending after the restart.
+    const tuning = { WEBHOOK_TIMEOUT_MS: "300", WEBHOOK_MAX_ATTEMPTS: "100000" };
+    const s = await startStack(hookEnv(receiver, tuning));
     const [old, recent, owed] = [threadId("hook-old"), threadId("hook-recent"), threadId("hook-owed")];
     let again: Awaited<ReturnType<typeof startServer>> | undefined;
     try {
@@ -326,7 +328,7 @@ describe("approval webhook retention", () => {
       await backdateOutbox(s.server.dataDir, old, 49 * 3_600_000);
       await backdateOutbox(s.server.dataDir, owed, 49 * 3_600_000);
 
-      const env = { ...hookEnv(receiver, { WEBHOOK_TIMEOUT_MS: "300" }), MODEL: "fake-model", OPENAI_API_KEY: "test-key", OPENAI_BASE_URL: s.model.url };
+      const env = { ...hookEnv(receiver, tuning), MODEL: "fake-model", OPENAI_API_KEY: "test-key", OPENAI_BASE_URL: s.model.url };
       again = await startServer({ ...env, WEBHOOK_RETENTION_HOURS: "48" }, { dataDir: s.server.dataDir });
       const line = await receiver.waitFor(
         () => again!.stdout().split("\n").find((l) => l.includes("pruned finished webhook deliveries")),

@@ -84,10 +84,12 @@ export class PgWebhookOutboxStore implements WebhookOutboxStore {
   }
 
   async prune(before: number, limit: number): Promise<number> {
-    // Replicas pruning at once each count only the rows they deleted.
+    // Replicas pruning at once take different rows (SKIP LOCKED), rather than waiting on each
+    // other's and each ending early on a short count.
     const r = await this.q.query(
       `DELETE FROM webhook_outbox WHERE id IN (
-         SELECT id FROM webhook_outbox WHERE status IN ('delivered', 'failed') AND created_at < $1 LIMIT $2)`,
+         SELECT id FROM webhook_outbox WHERE status IN ('delivered', 'failed') AND next_attempt_at < $1
+         LIMIT $2 FOR UPDATE SKIP LOCKED)`,
       [before, limit],
     );
     return r.rowCount ?? 0;

@@ -45,7 +45,7 @@ export class SqliteWebhookOutboxStore implements WebhookOutboxStore {
       // Batched: one statement holds the connection lock, and every run waits on it.
       prune: db.prepare<[number, number]>(
         `DELETE FROM webhook_outbox WHERE id IN (
-           SELECT id FROM webhook_outbox WHERE status IN ('delivered', 'failed') AND created_at < ? LIMIT ?)`,
+           SELECT id FROM webhook_outbox WHERE status IN ('delivered', 'failed') AND next_attempt_at < ? LIMIT ?)`,
       ),
     };
   }

@@ -226,33 +226,36 @@ describe("WebhookDispatcher", () => {
     ]);
   });
 
-  it("deletes finished deliveries once they are older than the retention, at start and then every so often; pending ones stay", async () => {
+  it("deletes deliveries finished longer ago than the retention, at start and then every so often, batch by batch; pending ones stay", async () => {
     const r = await rig();
     const DAY = 86_400_000;
     let ahead = 0;
     const now = () => Date.now() + ahead;
     const pruned = () => r.infos.filter((i) => i.msg.includes("pruned")).map((i) => i.fields?.deleted);
-    // Left by an earlier process ten days ago: two delivered, one failed, one still to be sent.
+    // Left by an earlier process ten days ago: five delivered, one failed, one still owed.
     const t0 = Date.now() - 10 * DAY;
-    const old = [await r.store.webhooks.enqueue("t1", '{"n":1}', t0), await r.store.webhooks.enqueue("t1", '{"n":2}', t0)];
-    for (const d of await r.store.webhooks.claimDue(t0, 1_000, 10)) await r.store.webhooks.settle(d.id, d.attempts, { delivered: true });
-    for (const d of await r.store.webhooks.claimDue(t0, 1_000, 10)) await r.store.webhooks.settle(d.id, d.attempts, { error: "HTTP 500", retryAt: "failed" });
-    const owed = await r.store.webhooks.enqueue("t2", '{"n":3}', t0);
-    r.receiver.answer = (w) => (w.body.n === 3 ? "stall" : 200);
-    r.dispatcher({ now, retentionMs: 7 * DAY, pruneEveryMs: 50, timeoutMs: 60_000 });
+    const old: string[] = [];
+    for (let n = 0; n < 6; n++) old.push(await r.store.webhooks.enqueue(`old-${n}`, `{"n":${n}}`, t0));
+    for (const d of await r.store.webhooks.claimDue(t0, 1_000, 10)) {
+      await r.store.webhooks.settle(d.id, d.attempts, d.id === old[5] ? { error: "HTTP 500", retryAt: "failed" } : { delivered: true });
+    }
+    const owed = await r.store.webhooks.enqueue("owed", '{"n":"owed"}', t0);
+    r.receiver.answer = (w) => (w.body.n === "owed" ? "stall" : 200);
+    // Batches of two: the six old ones take four statements, in one prune.
+    r.dispatcher({ now, retentionMs: 7 * DAY, pruneEveryMs: 50, pruneBatch: 2, timeoutMs: 60_000 });
     await r.receiver.waitFor(() => pruned().length === 1, 5_000, "the prune at start");
-    expect(pruned()).toEqual([2]);
+    expect(pruned()).toEqual([6]);
     for (const id of old) expect(await r.store.webhooks.get(id)).toBeUndefined();
     // The owed one is mid-attempt (its receiver stalls): pending, so it is kept, however old.
     expect(await r.store.webhooks.get(owed)).toMatchObject({ status: "pending" });
-    // Sent today: kept until it is a week old, then the next prune takes it.
+    // Sent today: kept until it finished a week ago, then the next prune takes it.
     const today = await r.store.webhooks.enqueue("t3", '{"n":4}', now());
     await r.receiver.waitFor(() => r.receiver.delivered().length === 1, 5_000, "today's delivery");
     await r.receiver.waitFor(() => r.outcomes.length === 1, 5_000, "its outcome");
     expect(await r.store.webhooks.get(today)).toMatchObject({ status: "delivered" });
     ahead = 8 * DAY;
     await r.receiver.waitFor(() => pruned().length === 2, 5_000, "a later prune");
-    expect(pruned()).toEqual([2, 1]);
+    expect(pruned()).toEqual([6, 1]);
     expect(await r.store.webhooks.get(today)).toBeUndefined();
     expect(await r.store.webhooks.get(owed)).toMatchObject({ status: "pending" });
   });

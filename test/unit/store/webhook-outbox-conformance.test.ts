@@ -165,7 +165,7 @@ describe.each([sqlite, postgres])("the $name webhook outbox", (backend) => {
       expect(await s.webhooks.get(id)).toMatchObject({ status: "delivered", attempts: 2 });
     });
 
-    it("pruning deletes finished deliveries enqueued before the cutoff, in batches, and never a pending one", async () => {
+    it("pruning deletes deliveries that finished before the cutoff, in batches, and never a pending one", async () => {
       const OLD = T0 - 10 * 86_400_000;
       const CUTOFF = T0 - 86_400_000;
       const t = tid();
@@ -178,15 +178,21 @@ describe.each([sqlite, postgres])("the $name webhook outbox", (backend) => {
       const failed = await s.webhooks.enqueue(t, "f", OLD + 2);
       const [f] = await s.webhooks.claimDue(OLD + 10, 1_000, 1);
       await s.webhooks.settle(failed, f!.attempts, { error: "HTTP 500", retryAt: "failed" });
-      // As old, but still to be sent: one leased mid-attempt, one never tried.
-      const [u1, u2] = [tid(), tid()];
+      // As old, but still owed: one leased mid-attempt, one waiting for its retry.
+      const [u1, u2, u3] = [tid(), tid(), tid()];
       const leased = await s.webhooks.enqueue(u1, "leased", OLD);
       const waiting = await s.webhooks.enqueue(u2, "waiting", OLD);
       expect((await s.webhooks.claimDue(OLD + 10, 10 * 86_400_000, 10)).map((d) => d.id).sort()).toEqual([leased, waiting].sort());
       await s.webhooks.settle(waiting, 1, { error: "HTTP 503", retryAt: T0 + 60_000 });
-      // Finished, but recent: kept.
+      // Enqueued as long ago but finished only after the cutoff (it waited out an outage): kept,
+      // so the window to look back on starts when a delivery ended.
+      const late = await s.webhooks.enqueue(u3, "late", OLD);
+      const [l] = await s.webhooks.claimDue(CUTOFF + 10, 1_000, 10);
+      expect(l?.id).toBe(late);
+      await s.webhooks.settle(late, l!.attempts, { error: "HTTP 500", retryAt: "failed" });
+      // Finished recently: kept.
       const recent = await s.webhooks.enqueue(t, "recent", CUTOFF + 1);
-      const [r] = await s.webhooks.claimDue(CUTOFF + 10, 1_000, 1);
+      const [r] = await s.webhooks.claimDue(CUTOFF + 10, 1_000, 10);
       expect(r?.id).toBe(recent);
       await s.webhooks.settle(recent, r!.attempts, { delivered: true });
 
@@ -195,6 +201,7 @@ describe.each([sqlite, postgres])("the $name webhook outbox", (backend) => {
       expect(await s.webhooks.prune(CUTOFF, 100)).toBe(0);
       for (const id of [...delivered, failed]) expect(await s.webhooks.get(id)).toBeUndefined();
       expect((await s.webhooks.list(t)).map((d) => d.id)).toEqual([recent]);
+      expect(await s.webhooks.get(late)).toMatchObject({ status: "failed", created_at: OLD });
       expect(await s.webhooks.get(leased)).toMatchObject({ status: "pending", attempts: 1 });
       expect(await s.webhooks.get(waiting)).toMatchObject({ status: "pending", last_error: "HTTP 503" });
       // The thread's queue goes on after its pruned rows: the next one is behind the kept one.
