@@ -4,7 +4,7 @@ import type { Database } from "better-sqlite3";
 import { type Config, loadConfig } from "../src/config.js";
 import { jsonLogger } from "../src/logger.js";
 import { createModel } from "../src/model/index.js";
-import { createSecretScrubber, createTracing, NO_TRACING, scrubbingLogger, type Tracing } from "../src/ops/index.js";
+import { createSecretScrubber, createTracing, NO_TRACING, scrubbingLogger, SILENT_TRACING, type Tracing } from "../src/ops/index.js";
 import { openDatabase } from "../src/store/index.js";
 import { setupDemoTables, type TollgateTool, ToolRegistry } from "../src/tools/index.js";
 import { lookupOrderTool } from "../src/tools/demo/lookup-order.js";
@@ -30,7 +30,6 @@ const STUDIO_ENV = [
   "DEMO_TOKEN_DELAY_MS",
   "MODEL_FIRST_TOKEN_TIMEOUT_SECONDS",
   "MODEL_IDLE_TIMEOUT_SECONDS",
-  "LOG_LEVEL",
   // LangSmith, under the names LangChain reads too: Studio's traces go through our masking tracer.
   ...["TRACING", "TRACING_V2", "ENDPOINT", "API_KEY", "PROJECT", "WORKSPACE_ID"].flatMap((k) => [`LANGSMITH_${k}`, `LANGCHAIN_${k}`]),
 ];
@@ -107,12 +106,15 @@ class MisconfiguredModel extends BaseChatModel {
  * LangSmith tracing for Studio's runs when the environment turns it on: the server's tracer,
  * which masks sensitive tool arguments and outputs and scrubs secrets. Carried in the graph's own
  * config, it keeps LangChain from adding its unmasked tracer (it adds one only to a config that
- * has none). Off, or with a refused environment (the model fails before any tool is called): none.
+ * has none). With a refused environment there are no settings to trace with, and a resumed call
+ * would still be traced (its arguments unmasked) before its tool fails: nothing is traced then.
  */
 export function studioTracing(config: Config | { problem: string }, tools: readonly TollgateTool[]): Tracing {
-  if ("problem" in config || !config.tracing) return NO_TRACING;
+  if ("problem" in config) return SILENT_TRACING;
+  if (!config.tracing) return NO_TRACING;
   const scrubber = createSecretScrubber(config.secrets);
-  const log = scrubbingLogger(jsonLogger({ level: config.logLevel }), scrubber);
+  // Only the tracer's own warnings (LangSmith unreachable) are logged here.
+  const log = scrubbingLogger(jsonLogger({ level: "warn" }), scrubber);
   return createTracing({ settings: config.langsmith, registry: new ToolRegistry(tools), scrubber, log });
 }
 

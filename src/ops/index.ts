@@ -8,7 +8,7 @@ export type { WebhookDispatcherOptions, WebhookOutcome } from "./webhook-dispatc
 export { signWebhook, verifyWebhook } from "./webhook-signature.js";
 export { approvalWebhookBody } from "./webhook-payload.js";
 export type { ApprovalWebhook, ApprovalWebhookType } from "./webhook-payload.js";
-export { createTracing, NO_TRACING } from "./tracing.js";
+export { createTracing, NO_TRACING, SILENT_TRACING } from "./tracing.js";
 export type { Tracing, TracingOptions } from "./tracing.js";
 export { TraceMasker } from "./tracing-masker.js";
 export { Metrics, NO_METER, RUN_OUTCOMES, APPROVAL_DECISIONS, MODEL_ERROR_CODES } from "./metrics.js";

@@ -40,6 +40,18 @@ export class MaskingClient extends Client {
   }
 }
 
+/** A LangSmith client that sends nothing: every run is dropped before it could be queued. */
+export class DroppingClient extends Client {
+  constructor() {
+    // Nothing reaches fetch; were something to, it would be answered here, not sent.
+    super({ apiKey: "unused", apiUrl: "http://127.0.0.1:9", autoBatchTracing: false, fetchImplementation: (async () => new Response("{}")) as typeof fetch });
+  }
+
+  override async createRun(): Promise<void> {}
+
+  override async updateRun(): Promise<void> {}
+}
+
 /**
  * A `fetch` for the LangSmith client that never lets LangSmith trouble reach the logs as more
  * than one line: a refused connection, a timeout or an error status is logged once (until the

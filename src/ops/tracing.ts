@@ -5,7 +5,7 @@ import type { LangSmithSettings } from "../config.js";
 import type { Logger } from "../logger.js";
 import type { ToolRegistry } from "../tools/index.js";
 import type { SecretScrubber } from "./secret-scrubber.js";
-import { MaskingClient, quietFetch } from "./tracing-client.js";
+import { DroppingClient, MaskingClient, quietFetch } from "./tracing-client.js";
 import { TraceMasker } from "./tracing-masker.js";
 
 /** A graph that can carry default config (LangGraph's compiled graphs). */
@@ -27,6 +27,16 @@ export interface Tracing {
 
 /** Tracing off: no tracer, no client, no socket. */
 export const NO_TRACING: Tracing = { traced: (graph) => graph, flush: async () => {} };
+
+/**
+ * Nothing traced, whatever the environment says, for a graph that must not be traced unmasked: a
+ * LangChain tracer whose client drops every run. Being a `langchain_tracer`, it keeps LangChain
+ * from adding its own from the environment (with the default, unmasking client).
+ */
+export const SILENT_TRACING: Tracing = {
+  traced: (graph) => graph.withConfig({ callbacks: [new LangChainTracer({ client: new DroppingClient() })] }),
+  flush: async () => {},
+};
 
 /** LangSmith answers a trace upload within this, or the upload is dropped (runs never wait for it). */
 const UPLOAD_TIMEOUT_MS = 10_000;

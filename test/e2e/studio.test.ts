@@ -260,7 +260,10 @@ describe.skipIf(unavailable !== null)("LangGraph Studio traced to LangSmith", ()
     const resume = { decisions: [{ call_id: call!.id, approved: true }] };
     expect(await client.runs.wait(thread.thread_id, "agent", { command: { resume } })).not.toHaveProperty("__error__");
 
-    // Both runs reach LangSmith: the email tool's run is there, its inputs masked.
+    // Both runs reach LangSmith, whole: their root runs ended (the last thing a tracer sends of a
+    // run), and the email tool's run is there, its inputs masked.
+    const ended = (r: { parent_run_id?: string; end_time?: unknown }) => !r.parent_run_id && !!r.end_time;
+    await standIn.waitFor(() => [...standIn.runs.values()].filter(ended).length >= 2, "both root runs ended", 20_000);
     await standIn.waitFor(() => [...standIn.runs.values()].some((r) => r.run_type === "tool" && r.name === "send_email" && r.end_time), "the email's tool run", 20_000);
     const email = [...standIn.runs.values()].find((r) => r.run_type === "tool" && r.name === "send_email")!;
     expect(email.inputs).toMatchObject({ to: "***", body: "***", subject: "About your order A-1002" });
