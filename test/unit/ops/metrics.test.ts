@@ -33,7 +33,12 @@ describe("Metrics", () => {
   });
 
   it("with processMetrics, Node's process metrics and event-loop lag, unprefixed", async () => {
-    const text = await new Metrics({ processMetrics: true }).render();
+    const metrics = new Metrics({ processMetrics: true });
+    // prom-client counts CPU from the registry's creation: spend some, so there is some to count
+    // (a render right after creation could read 0 on a fast machine).
+    const start = process.cpuUsage().user;
+    while (process.cpuUsage().user - start < 5_000);
+    const text = await metrics.render();
     expect(sample(text, "process_cpu_user_seconds_total")).toBeGreaterThan(0);
     expect(text).toMatch(/^nodejs_eventloop_lag_seconds \S+$/m);
     expect(text).toMatch(/^nodejs_eventloop_lag_p99_seconds \S+$/m);
