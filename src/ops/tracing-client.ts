@@ -43,8 +43,17 @@ export class MaskingClient extends Client {
 /** A LangSmith client that sends nothing: every run is dropped before it could be queued. */
 export class DroppingClient extends Client {
   constructor() {
-    // Nothing reaches fetch; were something to, it would be answered here, not sent.
-    super({ apiKey: "unused", apiUrl: "http://127.0.0.1:9", autoBatchTracing: false, fetchImplementation: (async () => new Response("{}")) as typeof fetch });
+    super({
+      apiKey: "unused",
+      apiUrl: "http://127.0.0.1:9",
+      autoBatchTracing: false,
+      // Nothing reaches fetch; were something to, it would be answered here, not sent.
+      fetchImplementation: (async () => new Response("{}")) as typeof fetch,
+      // Given, so the constructor reads neither from the environment: a bad
+      // LANGSMITH_TRACING_MODE or _SAMPLING_RATE there would make it throw.
+      tracingMode: "langsmith",
+      tracingSamplingRate: 1,
+    });
   }
 
   override async createRun(): Promise<void> {}

@@ -140,15 +140,16 @@ export class WebhookDispatcher {
    */
   private async prune(): Promise<number> {
     const before = this.now() - this.o.retentionMs!;
-    const batch = this.o.pruneBatch ?? 500;
+    const batch = Math.max(1, this.o.pruneBatch ?? 500);
     let total = 0;
     try {
       for (;;) {
         const n = await this.o.outbox.prune(before, batch);
         total += n;
-        if (n < batch || this.stopped) break;
+        if (n < batch) break;
         // SQLite's statements are synchronous: let requests and timers in between batches.
         await new Promise((resolve) => setImmediate(resolve));
+        if (this.stopped) break;
       }
     } catch (err) {
       // The database is away: the next prune deletes what this one could not.

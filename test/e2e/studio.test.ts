@@ -13,7 +13,7 @@ import { Client } from "@langchain/langgraph-sdk";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ApprovalRequest } from "../../graphs/nodes/call-tool-node.js";
-import { type LangSmithStandIn, startLangSmithStandIn } from "../helpers/langsmith-stand-in.js";
+import { type LangSmithStandIn, startLangSmithStandIn, type TracedRun } from "../helpers/langsmith-stand-in.js";
 import { langgraphDevUnavailable, REPO_ROOT, startLangGraphDev, type LangGraphDev } from "./studio/langgraph-dev.js";
 
 interface WireCall {
@@ -262,7 +262,7 @@ describe.skipIf(unavailable !== null)("LangGraph Studio traced to LangSmith", ()
 
     // Both runs reach LangSmith, whole: their root runs ended (the last thing a tracer sends of a
     // run), and the email tool's run is there, its inputs masked.
-    const ended = (r: { parent_run_id?: string; end_time?: unknown }) => !r.parent_run_id && !!r.end_time;
+    const ended = (r: TracedRun) => !r.parent_run_id && !!r.end_time;
     await standIn.waitFor(() => [...standIn.runs.values()].filter(ended).length >= 2, "both root runs ended", 20_000);
     await standIn.waitFor(() => [...standIn.runs.values()].some((r) => r.run_type === "tool" && r.name === "send_email" && r.end_time), "the email's tool run", 20_000);
     const email = [...standIn.runs.values()].find((r) => r.run_type === "tool" && r.name === "send_email")!;

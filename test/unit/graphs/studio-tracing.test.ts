@@ -16,12 +16,14 @@ const graph = () =>
     .addEdge("__start__", "echo")
     .compile();
 
-const ENV = ["LANGSMITH_TRACING", "LANGSMITH_ENDPOINT", "LANGSMITH_API_KEY", "LANGCHAIN_CALLBACKS_BACKGROUND"] as const;
+/** LangSmith's and LangChain's variables, all cleared: a developer's shell must not steer this test. */
+const ENV = Object.keys(process.env).filter((k) => /^(LANGSMITH|LANGCHAIN)_/.test(k));
 const saved = Object.fromEntries(ENV.map((k) => [k, process.env[k]]));
 let standIn: LangSmithStandIn;
 
 beforeAll(async () => {
   standIn = await startLangSmithStandIn();
+  for (const k of ENV) delete process.env[k];
   Object.assign(process.env, {
     LANGSMITH_TRACING: "true",
     LANGSMITH_ENDPOINT: standIn.url,
@@ -32,8 +34,8 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
-  for (const k of ENV) if (saved[k] === undefined) delete process.env[k];
-  else process.env[k] = saved[k];
+  for (const k of Object.keys(process.env)) if (/^(LANGSMITH|LANGCHAIN)_/.test(k)) delete process.env[k];
+  Object.assign(process.env, saved);
   await standIn.close();
 });
 
@@ -51,6 +53,8 @@ describe("tracing a graph Studio cannot configure", () => {
   });
 
   it("Studio with a refused environment and tracing on: the graph is traced silently, nothing uploaded", async () => {
+    // Settings the LangSmith client would refuse at construction do not stop the silent one.
+    process.env.LANGSMITH_TRACING_SAMPLING_RATE = "7";
     const config = studioConfig({ MODEL: "demo", MAX_ROUNDS: "zero", LANGSMITH_TRACING: "true", LANGSMITH_ENDPOINT: standIn.url });
     expect(config).toMatchObject({ problem: expect.stringContaining("MAX_ROUNDS") });
     const before = standIn.requests.length;
