@@ -34,8 +34,11 @@ const STUDIO_ENV = [
   ...["TRACING", "TRACING_V2", "ENDPOINT", "API_KEY", "PROJECT", "WORKSPACE_ID"].flatMap((k) => [`LANGSMITH_${k}`, `LANGCHAIN_${k}`]),
 ];
 
-/** The Studio graph's settings, or why the environment is refused (in one line: model errors show their first line only). */
-export function studioConfig(env: Record<string, string | undefined> = process.env): Config | { problem: string } {
+/** The Studio graph's settings, or why the environment is refused. */
+export type StudioConfig = Config | { problem: string };
+
+/** Reads the Studio graph's settings; a refusal is one line (model errors show their first line only). */
+export function studioConfig(env: Record<string, string | undefined> = process.env): StudioConfig {
   try {
     return loadConfig(Object.fromEntries(STUDIO_ENV.map((k) => [k, env[k]])));
   } catch (err) {
@@ -48,7 +51,7 @@ export function studioConfig(env: Record<string, string | undefined> = process.e
  * demo tools on `$DATA_DIR/tollgate.db`. No ledger is passed: approved calls are claimed in
  * memory, once per process (the Studio server keeps its own checkpoints, not tollgate's store).
  */
-export function studioGraphOptions(config: Config | { problem: string }): AgentGraphOptions {
+export function studioGraphOptions(config: StudioConfig): AgentGraphOptions {
   if ("problem" in config) {
     const { problem } = config;
     return { model: new MisconfiguredModel(problem), tools: lazyDemoTools(() => { throw new Error(problem); }) };
@@ -109,7 +112,7 @@ class MisconfiguredModel extends BaseChatModel {
  * has none). With a refused environment there are no settings to trace with, and a resumed call
  * would still be traced (its arguments unmasked) before its tool fails: nothing is traced then.
  */
-export function studioTracing(config: Config | { problem: string }, tools: readonly TollgateTool[]): Tracing {
+export function studioTracing(config: StudioConfig, tools: readonly TollgateTool[]): Tracing {
   if ("problem" in config) return SILENT_TRACING;
   if (!config.tracing) return NO_TRACING;
   const scrubber = createSecretScrubber(config.secrets);
