@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { RESERVED_ARG_NAMES } from "../tools/index.js";
 
 export const THREAD_ID = /^[A-Za-z0-9_-]{1,128}$/;
 export const MAX_MESSAGE_BYTES = 32 * 1024;
@@ -37,6 +38,19 @@ export const runBody = z.object({
   on_disconnect: onDisconnect,
 });
 
+/**
+ * Reserved names are checked on the parsed JSON's own keys, before the record is built: zod drops
+ * an own `__proto__` from its output, so the edit would otherwise run as a plain approval.
+ */
+const editedArgs = z.preprocess((raw, ctx) => {
+  if (raw && typeof raw === "object" && !Array.isArray(raw)) {
+    for (const key of Object.keys(raw)) {
+      if (RESERVED_ARG_NAMES.has(key)) ctx.issues.push({ code: "custom", message: `'${key}' can never be an argument name`, input: raw, path: [key] });
+    }
+  }
+  return raw;
+}, z.record(z.string(), z.unknown()));
+
 export const resumeBody = z.object({
   interrupt_id: z.string().min(1, "interrupt_id is required"),
   decisions: z.array(
@@ -45,8 +59,7 @@ export const resumeBody = z.object({
         call_id: z.string().min(1),
         approved: z.boolean(),
         reason: z.string().max(2000).optional().describe("Told to the model as `Rejected: <reason>`; default `User denied`."),
-        edited_args: z
-          .record(z.string(), z.unknown())
+        edited_args: editedArgs
           .optional()
           .describe("Only with `approved: true`, for an editable call: top-level keys that replace the call's arguments."),
       })

@@ -6,5 +6,5 @@ export { runToolCall, untilAborted, validateArgs } from "./run-tool-call.js";
 export type { ToolCallRequest, ToolOutcome } from "./run-tool-call.js";
 export { canonicalJson, hashArgs } from "./args-hash.js";
 export { createDemoTools, createDemoToolsOn, setupDemoTables, sqliteDemoTables, type DemoTables } from "./demo/index.js";
-export { applyEdit } from "./apply-edit.js";
+export { applyEdit, RESERVED_ARG_NAMES } from "./apply-edit.js";
 export type { EditResult } from "./apply-edit.js";

@@ -146,6 +146,11 @@ describe("edit before approve", () => {
       { call_id: "fb1", approved: true, edited_args: { reason: "***" } }, // the mask is not a value
       { call_id: "fb1", approved: false, edited_args: { amount_cents: 1 } }, // edits only with approval
       { call_id: "fb2", approved: true, edited_args: { amount_cents: 2 } }, // tool not editable
+      // Reserved names, as own keys of the JSON a client sends (an object literal would set the prototype).
+      { call_id: "fb1", approved: true, edited_args: JSON.parse('{"__proto__": {"amount_cents": 1}}') },
+      { call_id: "fb1", approved: true, edited_args: JSON.parse('{"amount_cents": 1, "__proto__": {}}') },
+      { call_id: "fb1", approved: true, edited_args: { constructor: { amount_cents: 1 } } },
+      { call_id: "fb1", approved: true, edited_args: { prototype: 1 } },
     ];
     for (const d of bad) {
       const r = await resume(id, AS_OPS, { interrupt_id: intr.interrupt_id, decisions: [d, { call_id: d.call_id === "fb1" ? "fb2" : "fb1", approved: true }] });
