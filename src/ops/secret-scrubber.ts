@@ -34,7 +34,9 @@ const MIN_SECRET_LENGTH = 4;
 const MAX_DEPTH = 16;
 
 export function createSecretScrubber(secrets: readonly string[] = []): SecretScrubber {
-  const exact = [...new Set(secrets.filter((s) => typeof s === "string" && s.length >= MIN_SECRET_LENGTH))]
+  const given = secrets.filter((s) => typeof s === "string" && s.length >= MIN_SECRET_LENGTH);
+  // Each also as it reads inside a JSON string (a `"` or `\\` in a token is escaped there).
+  const exact = [...new Set([...given, ...given.map((s) => JSON.stringify(s).slice(1, -1))])]
     // Longest first, so a secret that contains another is removed whole.
     .sort((a, b) => b.length - a.length);
   const known = exact.length ? new RegExp(exact.map(escapeRegExp).join("|"), "g") : null;

@@ -54,6 +54,8 @@ export class RunService {
     const runId = randomUUID();
     // An id of its own, so a repair can move or replace it like any other stored message.
     const userMessage: RunInput = { id: randomUUID(), content: message };
+    // The rows keep the words scrubbed of secrets, as the checkpoint does; the model reads them whole.
+    const { scrubber } = this.ctx.redactor;
     // One transaction (one commit) for everything a run's start writes; a throw rolls it all back.
     // The run row keeps the message: it is durable before the model is called.
     const claim = () =>
@@ -64,8 +66,8 @@ export class RunService {
         this.admission.admit(p.sub);
         const claimed = await tx.threads.claimIdle(threadId, runId);
         if (!claimed.ok) throw claimRefusal(threadId, claimed.reason); // rolls back the thread `ensure` made
-        await tx.threads.setTitle(threadId, message.replace(/\s+/g, " ").trim().slice(0, TITLE_CHARS));
-        await tx.runs.start(runId, threadId, "message", encodeRunInput(userMessage));
+        await tx.threads.setTitle(threadId, scrubber.scrub(message).replace(/\s+/g, " ").trim().slice(0, TITLE_CHARS));
+        await tx.runs.start(runId, threadId, "message", encodeRunInput({ ...userMessage, content: scrubber.scrub(message) }));
       });
     const input: AgentUpdate = { messages: [inputMessage(userMessage)], rounds: 0, closed: false };
     return this.begin(threadId, runId, claim, undefined, (_, controller) => this.launch(controller, threadId, runId, p.sub, p.sub, onDisconnect, input, {}));

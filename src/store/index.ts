@@ -1,11 +1,13 @@
 import type { Clock } from "../clock.js";
 import type { Store } from "./types.js";
+import type { Scrub } from "./stored-secrets.js";
 import { openSqliteStore, type SqliteStore } from "./sqlite/index.js";
 import type { PostgresStore } from "./postgres/index.js";
 
 export type * from "./types.js";
 export { callRow } from "./audit-records.js";
 export { isStorageFault } from "./storage-fault.js";
+export { NO_SCRUB, type Scrub } from "./stored-secrets.js";
 export { openSqliteStore, openDatabase, type Db, type SqliteStore } from "./sqlite/index.js";
 export type { PostgresStore } from "./postgres/index.js";
 
@@ -21,14 +23,16 @@ export interface StoreSettings {
   onError?: (msg: string, err: unknown) => void;
   /** Where "now" comes from for the rows' timestamps; the system clock when not given. */
   clock?: Clock;
+  /** Scrubs secrets from what is stored (checkpoints and their writes, ledger outcomes). */
+  scrub?: Scrub;
 }
 
 /** Opens the store the settings name, migrated and ready. */
 export async function openStore(s: StoreSettings): Promise<AnyStore> {
-  if (!s.databaseUrl) return openSqliteStore(s.dataDir, { clock: s.clock });
+  if (!s.databaseUrl) return openSqliteStore(s.dataDir, { clock: s.clock, scrub: s.scrub });
   // Loaded only when asked for: a SQLite deployment never loads the PostgreSQL driver.
   const { openPostgresStore } = await import("./postgres/index.js");
-  return openPostgresStore(s.databaseUrl, { poolMax: s.poolMax, onError: s.onError, clock: s.clock });
+  return openPostgresStore(s.databaseUrl, { poolMax: s.poolMax, onError: s.onError, clock: s.clock, scrub: s.scrub });
 }
 
 export type { Store };

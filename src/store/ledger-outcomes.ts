@@ -1,6 +1,7 @@
 import type { LedgerClaim } from "../ledger/index.js";
 import type { ToolOutcome } from "../tools/index.js";
 import { isStorageFault } from "./storage-fault.js";
+import { NO_SCRUB, type Scrub, scrubJsonText } from "./stored-secrets.js";
 
 const RETRY_MS = 250;
 
@@ -28,8 +29,14 @@ export class OutcomeWriter {
   private readonly kept = new Map<string, ToolOutcome>();
   private retry: NodeJS.Timeout | undefined;
 
-  /** `write`: the database's compare-and-set from executing to settled. */
-  constructor(private readonly write: (key: string, outcome: ToolOutcome) => Promise<unknown>) {}
+  /**
+   * `write`: the database's compare-and-set from executing to settled, given the outcome as the
+   * row stores it (JSON, scrubbed of secrets: a tool's error may echo an upstream key).
+   */
+  constructor(
+    private readonly write: (key: string, stored: string) => Promise<unknown>,
+    private readonly scrub: Scrub = NO_SCRUB,
+  ) {}
 
   /** The outcome of a call whose write is on its way or was refused; the database's answer else. */
   known(key: string): ToolOutcome | undefined {
@@ -40,7 +47,7 @@ export class OutcomeWriter {
     // Answered from memory at once, so a peek while the write is on its way sees it.
     this.kept.set(key, outcome);
     try {
-      await this.write(key, outcome);
+      await this.write(key, scrubJsonText(JSON.stringify(outcome), this.scrub));
     } catch (err) {
       if (!isStorageFault(err)) throw err;
       this.retry ??= setTimeout(() => this.retryAll(), RETRY_MS);

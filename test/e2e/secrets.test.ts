@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { storedTextByTable } from "../helpers/stored-text.js";
 import { type Stack, startStack, threadId, toolMessagesSeen, parseSse, expectNoneOf } from "./support.js";
 
 // Secrets never leave the process, even when an upstream error echoes them: the model API key
@@ -40,6 +41,14 @@ async function get(path: string): Promise<string> {
 
 const expectNone = (where: string, text: string) => expectNoneOf(SECRETS, where, text);
 
+/** No table holds a secret: tollgate's own rows, and LangGraph's checkpoints and writes (BLOBs decoded). */
+function expectNoneStored(): void {
+  const tables = storedTextByTable(s.db);
+  expect([...tables.keys()].some((t) => /writes/.test(t)), "the checkpointer's writes table is read").toBe(true);
+  const leaks = [...tables].flatMap(([table, text]) => SECRETS.filter((v) => text.includes(v)).map((v) => `${table} holds ${v}`));
+  expect(leaks, "stored rows holding a secret").toEqual([]);
+}
+
 const storedFrames = () =>
   (s.db.prepare("SELECT frames FROM run_event_batches").all() as Array<{ frames: string }>).map((r) => r.frames).join("\n");
 
@@ -76,6 +85,11 @@ describe("secrets are scrubbed", () => {
     // The failure is logged (once, with the run id), scrubbed.
     expect(s.server.stderr() + s.server.stdout()).toMatch(/model call failed/);
     expectNone("the server's stdout and stderr", s.server.stdout() + s.server.stderr());
+    expectNoneStored();
+    // A later run on the thread neither brings the echoed key back nor fails on what was scrubbed.
+    s.model.push({ text: "all good now" });
+    expect(parseSse(await post(`/threads/${id}/runs`, { message: "again" })).at(-1)!.type).toBe("done");
+    expectNoneStored();
   });
 
   it("a user message quoting the key: the thread list's title is scrubbed like the thread view", async () => {
@@ -85,6 +99,7 @@ describe("secrets are scrubbed", () => {
     const list = await get("/threads?limit=200");
     expect(list).toContain(id);
     expectNone("GET /threads", list);
+    expectNoneStored();
   });
 
   it("a tool error echoing the key: the tool_result error and the thread view are scrubbed", async () => {
@@ -105,5 +120,6 @@ describe("secrets are scrubbed", () => {
     expectNone("the server's stdout and stderr", s.server.stdout() + s.server.stderr());
     // What the model reads is the tool's own words.
     expect(toolMessagesSeen(s.model.requests.at(-1)!.body).get("sx1")).toContain(KEY);
+    expectNoneStored();
   });
 });

@@ -1,6 +1,6 @@
 import { randomInt } from "node:crypto";
 import type { RunnableConfig } from "@langchain/core/runnables";
-import { type CheckpointPendingWrite, type DeltaChannelHistory, TASKS } from "@langchain/langgraph-checkpoint";
+import { type CheckpointPendingWrite, type DeltaChannelHistory, type SerializerProtocol, TASKS } from "@langchain/langgraph-checkpoint";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import pg from "pg";
 
@@ -91,14 +91,17 @@ export class TollgatePostgresSaver extends PostgresSaver {
   private readonly db: pg.Pool;
 
   /** Use `create()`: the tables must exist before the first call. */
-  private constructor(pool: pg.Pool) {
-    super(pool);
+  private constructor(pool: pg.Pool, serde?: SerializerProtocol) {
+    super(pool, serde);
     this.db = pool;
   }
 
-  /** A saver on `pool` with its tables created or migrated (safe with other processes doing the same). */
-  static async create(pool: pg.Pool): Promise<TollgatePostgresSaver> {
-    const saver = new TollgatePostgresSaver(pool);
+  /**
+   * A saver on `pool` with its tables created or migrated (safe with other processes doing the
+   * same). `serde`: how values are stored (the store's scrubbing serializer); LangGraph's own by default.
+   */
+  static async create(pool: pg.Pool, serde?: SerializerProtocol): Promise<TollgatePostgresSaver> {
+    const saver = new TollgatePostgresSaver(pool, serde);
     await saver.setup();
     return saver;
   }

@@ -1,6 +1,7 @@
 import { type LedgerClaim, type LedgerEntry, NOT_HOLDER, REUSED_CALL_ID } from "../../ledger/index.js";
 import type { ToolOutcome } from "../../tools/index.js";
 import { claimOfRow, type LedgerRow, OutcomeWriter } from "../ledger-outcomes.js";
+import { NO_SCRUB, type Scrub } from "../stored-secrets.js";
 import type { LedgerStore } from "../types.js";
 import { changedOne, type Queryable } from "./queryable.js";
 import { type Clock, systemClock } from "../../clock.js";
@@ -11,19 +12,20 @@ import { type Clock, systemClock } from "../../clock.js";
  * maybe run, and is never run again, by this replica or any other.
  */
 export class PgLedger implements LedgerStore {
-  private readonly outcomes = new OutcomeWriter((key, outcome) =>
-    this.q.query("UPDATE ledger SET status = 'settled', outcome = $1, settled_at = $2 WHERE key = $3 AND status = 'executing'", [
-      JSON.stringify(outcome),
-      this.clock.now(),
-      key,
-    ]),
-  );
+  private readonly outcomes: OutcomeWriter;
 
   constructor(
     private readonly q: Queryable,
     private readonly replicaId: string,
     private readonly clock: Clock = systemClock,
-  ) {}
+    scrub: Scrub = NO_SCRUB,
+  ) {
+    this.outcomes = new OutcomeWriter(
+      (key, stored) =>
+        this.q.query("UPDATE ledger SET status = 'settled', outcome = $1, settled_at = $2 WHERE key = $3 AND status = 'executing'", [stored, this.clock.now(), key]),
+      scrub,
+    );
+  }
 
   async claim(key: string, e: LedgerEntry): Promise<LedgerClaim> {
     // Of concurrent claims exactly one inserts; the others wait for its commit and insert nothing.

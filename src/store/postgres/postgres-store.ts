@@ -1,4 +1,6 @@
 import type pg from "pg";
+import { ScrubbingSerializer } from "../scrubbing-serializer.js";
+import { NO_SCRUB, type Scrub } from "../stored-secrets.js";
 import type { Store, StoreOps } from "../types.js";
 import { type Clock, systemClock } from "../../clock.js";
 import { PgAuditStore } from "./audit-store.js";
@@ -32,6 +34,8 @@ export interface PostgresStoreOptions {
    * `PgReplicaStore`): they are compared across machines.
    */
   clock?: Clock;
+  /** Scrubs secrets from what is stored: checkpoints, checkpoint writes and blobs, ledger outcomes. */
+  scrub?: Scrub;
 }
 
 /** How long `readable()` waits for `SELECT 1` before answering false. */
@@ -50,7 +54,8 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
   try {
     await migrate(pool);
     const audit = await PgAuditStore.create(pool, clock);
-    const checkpointer = await TollgatePostgresSaver.create(pool);
+    const scrub = opts.scrub ?? NO_SCRUB;
+    const checkpointer = await TollgatePostgresSaver.create(pool, new ScrubbingSerializer(scrub));
     bus = await PgReplicaBus.open(pool, url, { onError: opts.onError });
     const replicas = new PgReplicaStore(pool);
     // Webhooks enqueued in a transaction are announced once it commits.
@@ -68,7 +73,7 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
       kind: "postgres",
       pool,
       ...opsOn(pool),
-      ledger: new PgLedger(pool, replicas.id, clock),
+      ledger: new PgLedger(pool, replicas.id, clock, scrub),
       checkpointer,
       replicas,
       bus: openBus,

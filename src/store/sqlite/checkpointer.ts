@@ -8,6 +8,7 @@ import type {
   DeltaChannelHistory,
   PendingWrite,
 } from "@langchain/langgraph-checkpoint";
+import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import type { Statement } from "better-sqlite3";
 import type { ConnectionLock } from "./connection-lock.js";
@@ -68,9 +69,10 @@ export class TollgateSaver extends SqliteSaver {
 
   private readonly lock: ConnectionLock;
 
-  constructor(conn: SqliteConn) {
+  /** `serde`: how values are stored (the store's scrubbing serializer); LangGraph's own by default. */
+  constructor(conn: SqliteConn, serde?: SerializerProtocol) {
     const { db } = conn;
-    super(withInsertCache(db));
+    super(withInsertCache(db), serde);
     this.lock = conn.lock;
     this.setup();
     // Walks parent links from `start`, stopping at the first checkpoint that stores the channel.

@@ -1,6 +1,7 @@
 import { type LedgerClaim, type LedgerEntry, NOT_HOLDER, REUSED_CALL_ID } from "../../ledger/index.js";
 import type { ToolOutcome } from "../../tools/index.js";
 import { claimOfRow, type LedgerRow, OutcomeWriter } from "../ledger-outcomes.js";
+import { NO_SCRUB, type Scrub } from "../stored-secrets.js";
 import type { LedgerStore } from "../types.js";
 import type { SqliteConn } from "./sqlite-conn.js";
 import { type Clock, systemClock } from "../../clock.js";
@@ -17,6 +18,7 @@ export class SqliteLedger implements LedgerStore {
     private readonly conn: SqliteConn,
     private readonly replicaId: string,
     private readonly clock: Clock = systemClock,
+    scrub: Scrub = NO_SCRUB,
   ) {
     const { db } = conn;
     this.q = {
@@ -36,7 +38,7 @@ export class SqliteLedger implements LedgerStore {
       ),
     };
     const settle = this.q.settle;
-    this.outcomes = new OutcomeWriter((key, outcome) => conn.lock.gate(() => settle.run(JSON.stringify(outcome), clock.now(), key)));
+    this.outcomes = new OutcomeWriter((key, stored) => conn.lock.gate(() => settle.run(stored, clock.now(), key)), scrub);
   }
 
   async claim(key: string, e: LedgerEntry): Promise<LedgerClaim> {

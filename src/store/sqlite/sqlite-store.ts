@@ -1,5 +1,7 @@
 import type { Database } from "better-sqlite3";
 import { LocalBus } from "../local-bus.js";
+import { ScrubbingSerializer } from "../scrubbing-serializer.js";
+import { NO_SCRUB, type Scrub } from "../stored-secrets.js";
 import type { Store, StoreOps } from "../types.js";
 import { type Clock, systemClock } from "../../clock.js";
 import { SqliteAuditStore } from "./audit-store.js";
@@ -27,7 +29,14 @@ export interface SqliteStore extends Store {
 }
 
 /** `clock`: the time rows are stamped with (created, updated, decided, started, settled). */
-export async function openSqliteStore(dataDir: string, { clock = systemClock }: { clock?: Clock } = {}): Promise<SqliteStore> {
+export interface SqliteStoreOptions {
+  /** Where "now" comes from for the rows' timestamps; the system clock when not given. */
+  clock?: Clock;
+  /** Scrubs secrets from what is stored: checkpoints, checkpoint writes, ledger outcomes. */
+  scrub?: Scrub;
+}
+
+export async function openSqliteStore(dataDir: string, { clock = systemClock, scrub = NO_SCRUB }: SqliteStoreOptions = {}): Promise<SqliteStore> {
   const db = openDatabase(dataDir);
   const conn = { db, lock: new ConnectionLock() };
   const probe = db.prepare("SELECT count(*) FROM threads");
@@ -53,9 +62,9 @@ export async function openSqliteStore(dataDir: string, { clock = systemClock }: 
     db,
     gate: (work) => conn.lock.gate(work),
     ...ops,
-    ledger: new SqliteLedger(conn, replicas.id, clock),
+    ledger: new SqliteLedger(conn, replicas.id, clock, scrub),
     // Same connection: checkpoints and tollgate's tables share the file and its WAL.
-    checkpointer: new TollgateSaver(conn),
+    checkpointer: new TollgateSaver(conn, new ScrubbingSerializer(scrub)),
     replicas,
     bus,
     async transaction<T>(fn: (tx: StoreOps) => Promise<T>): Promise<T> {

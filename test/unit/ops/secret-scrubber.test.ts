@@ -17,6 +17,13 @@ describe("secret scrubber", () => {
     expect(t.scrub("a secret-and-more b")).toBe(`a ${SCRUBBED} b`);
   });
 
+  it("finds a secret with quotes or backslashes as JSON text spells it too", () => {
+    const odd = 'tok"with\\odd-chars';
+    const json = JSON.stringify({ error: `refused ${odd}` });
+    expect(json).not.toContain(odd); // escaped there
+    expect(createSecretScrubber([odd]).scrub(json)).toBe(JSON.stringify({ error: `refused ${SCRUBBED}` }));
+  });
+
   it("does not scrub configured values too short to be secrets, nor treat them as patterns", () => {
     expect(s.scrub("abc def")).toBe("abc def");
     expect(createSecretScrubber(["a.c+"]).scrub("abcc a.c+")).toBe(`abcc ${SCRUBBED}`);

@@ -24,6 +24,9 @@ import type {
   Store,
 } from "../../../src/store/types.js";
 import type { Clock } from "../../../src/clock.js";
+import { createSecretScrubber } from "../../../src/ops/index.js";
+import type { Scrub } from "../../../src/store/index.js";
+import { ERROR, emptyCheckpoint } from "@langchain/langgraph-checkpoint";
 import { assertPostgresAvailable, type PgCluster, skipPostgresSuite, startPostgres } from "../../helpers/postgres.js";
 
 type Row = Record<string, unknown>;
@@ -32,7 +35,7 @@ type Row = Record<string, unknown>;
 interface Db {
   store: Store;
   /** Another store on the same database: another replica (PostgreSQL), another connection (SQLite). */
-  open(opts?: { onError?: (msg: string, err: unknown) => void; clock?: Clock }): Promise<Store>;
+  open(opts?: { onError?: (msg: string, err: unknown) => void; clock?: Clock; scrub?: Scrub }): Promise<Store>;
   /** Raw SQL with `?` placeholders, as the store's own connection runs it. */
   sql(text: string, params?: unknown[]): Promise<Row[]>;
 }
@@ -71,7 +74,7 @@ const sqlite: Backend = {
     const store = track(await openSqliteStore(dir));
     return {
       store,
-      open: async (opts) => track(await openSqliteStore(dir, { clock: opts?.clock })),
+      open: async (opts) => track(await openSqliteStore(dir, { clock: opts?.clock, scrub: opts?.scrub })),
       async sql(text, params = []) {
         const stmt = store.db.prepare(text);
         if (stmt.reader) return stmt.all(...params) as Row[];
@@ -659,6 +662,62 @@ describe.each([sqlite, postgres])("the $name store", (backend) => {
 
       it("answers readable() while the database is there", async () => {
         expect(await s.readable()).toBe(true);
+      });
+    });
+
+    describe("secrets", () => {
+      // A configured key, and one that is also a JSON literal: scrubbing must keep stored JSON valid.
+      const KEY = "sk-conf-ABCDEFGH12345678";
+      const scrub: Scrub = createSecretScrubber([KEY, "true"]).scrub;
+      let db: Db;
+      let s: Store;
+      beforeAll(async () => {
+        db = await backend.fresh();
+        s = await db.open({ scrub });
+      });
+      /** Every checkpoint, metadata, blob and write as the database holds it. */
+      const checkpointRows = async () =>
+        (backend.name === "sqlite"
+          ? await db.sql("SELECT CAST(checkpoint AS TEXT) || CAST(metadata AS TEXT) AS v FROM checkpoints UNION ALL SELECT CAST(value AS TEXT) FROM writes")
+          : await db.sql(
+              `SELECT checkpoint::text || metadata::text AS v FROM checkpoints UNION ALL SELECT convert_from(blob, 'UTF8') FROM checkpoint_blobs WHERE blob IS NOT NULL
+               UNION ALL SELECT convert_from(blob, 'UTF8') FROM checkpoint_writes`,
+            )
+        ).map((r) => String(r.v));
+
+      it("a ledger outcome echoing a key is stored scrubbed, and reads back as stored", async () => {
+        const t = id("t");
+        const key = `${t}:c1`;
+        await s.ledger.claim(key, { threadId: t, callId: "c1", name: "refund_order", argsHash: "h1" });
+        await s.ledger.settle(key, { status: "error", error: `upstream: Incorrect API key provided: ${KEY}`, output: '{"ok":true}' });
+        const [row] = await db.sql("SELECT outcome FROM ledger WHERE key = ?", [key]);
+        expect(String(row!.outcome)).not.toContain(KEY);
+        expect(await (await db.open()).ledger.peek(key)).toEqual({
+          kind: "settled",
+          outcome: { status: "error", error: "upstream: Incorrect API key provided: ***", output: '{"ok":***}' },
+        });
+      });
+
+      it("checkpoints and their writes (a failed node's __error__ included) are stored scrubbed, as valid JSON", async () => {
+        const config = { configurable: { thread_id: id("t"), checkpoint_ns: "" } };
+        const checkpoint = { ...emptyCheckpoint(), channel_values: { note: `key ${KEY}`, flag: true }, channel_versions: { note: 1, flag: 1 } };
+        const saved = await s.checkpointer.put(config, checkpoint, { source: "loop", step: 1, parents: {}, note: KEY } as never, { note: 1, flag: 1 });
+        await s.checkpointer.putWrites(saved, [[ERROR, { message: `401 Incorrect API key provided: ${KEY}`, name: "AuthenticationError" }]], "task-1");
+        const rows = await checkpointRows();
+        expect(rows.length).toBeGreaterThan(0);
+        for (const v of rows) expect(v).not.toContain(KEY);
+        const tuple = await s.checkpointer.getTuple(saved);
+        // What was stored scrubbed reads back scrubbed; the literal `true` is no string, and stays JSON.
+        expect(tuple!.checkpoint.channel_values).toEqual({ note: "key ***", flag: true });
+        expect(tuple!.pendingWrites).toEqual([["task-1", ERROR, { message: "401 Incorrect API key provided: ***", name: "AuthenticationError" }]]);
+      });
+
+      it("a store opened without a scrub stores what it is given", async () => {
+        const t = id("t");
+        await db.store.ledger.claim(`${t}:c1`, { threadId: t, callId: "c1", name: "refund_order", argsHash: "h1" });
+        await db.store.ledger.settle(`${t}:c1`, { status: "error", error: KEY });
+        const [row] = await db.sql("SELECT outcome FROM ledger WHERE key = ?", [`${t}:c1`]);
+        expect(String(row!.outcome)).toContain(KEY);
       });
     });
 
