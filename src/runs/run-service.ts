@@ -87,6 +87,10 @@ export class RunService {
   ): Promise<ActiveRun> {
     this.refuseIfClosing();
     await seeThread(this.ctx, p, threadId); // nothing is read for a caller who may not see the thread
+    // A reason is a person's words on their way into the audit, the interrupt, webhooks and the
+    // model's history: scrubbed once, here, so every one of them holds the same text.
+    const { scrubber } = this.ctx.redactor;
+    decisions = decisions.map((d) => (d.reason === undefined ? d : { ...d, reason: scrubber.scrub(d.reason) }));
     const edits = decisions.some((d) => d.edited_args !== undefined) ? await prepareEdits(this.ctx, threadId, interruptId, decisions) : NO_EDITS;
     this.refuseIfClosing();
     return this.openResume(p, threadId, interruptId, decisions, edits, onDisconnect);

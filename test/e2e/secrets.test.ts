@@ -102,6 +102,19 @@ describe("secrets are scrubbed", () => {
     expectNoneStored();
   });
 
+  it("a rejection reason quoting the key: the audit, the interrupt's decisions and the tool message are stored scrubbed", async () => {
+    const id = threadId("secret-reason");
+    s.model.push({ toolCalls: [{ id: "sr1", name: "send_email", args: { to: "ada@example.com", subject: "s", body: "b" } }] }, { text: "Not sent." });
+    const intr = parseSse(await post(`/threads/${id}/runs`, { message: "email ada" })).at(-1)!;
+    expect(intr.type).toBe("interrupt");
+    const reason = `do not send, it carries ${KEY}`;
+    const sse = await post(`/threads/${id}/resume`, { interrupt_id: intr.data.interrupt_id, decisions: [{ call_id: "sr1", approved: false, reason }] });
+    expect(parseSse(sse).at(-1)!.type).toBe("done");
+    expectNone("the resume's SSE", sse);
+    expectNone("GET /threads/:id/audit", await get(`/threads/${id}/audit`));
+    expectNoneStored();
+  });
+
   it("a tool error echoing the key: the tool_result error and the thread view are scrubbed", async () => {
     const id = threadId("secret-tool");
     s.model.push(
