@@ -50,7 +50,7 @@ export function Chat({ threadId, me, token, onOpenThread, onActivity }: ChatProp
 
   return (
     <main className="chat" aria-label="Chat">
-      <div className="chat-head">
+      <div className="chat-head" data-testid="thread-header">
         <h2 className="thread-id" title={threadId}>
           {threadId}
         </h2>
