@@ -17,33 +17,31 @@ export interface Box {
 /** What a person taps or tabs to. */
 const CONTROLS = 'a[href], button, input, textarea, select, [tabindex]:not([tabindex="-1"])';
 
-export interface LayoutSnapshot {
-  /** The first element `header` matches, its whole box. */
-  header: Box;
-  /** Every element `rows` matches, whole boxes (a row clipped out of sight still counts). */
-  rows: Box[];
-  /** The controls a person can see: each box cut to its scrolling ancestors, the hidden ones left out. */
-  controls: Box[];
-}
-
 /** A part of the page: its CSS selector and the name a failure calls it by. */
 export interface Part {
   css: string;
   name: string;
 }
 
-/** Reads the boxes of a header, the rows of a list and every visible control, all at once. */
-export async function layoutSnapshot(page: Page, parts: { header: Part; rows: Part }): Promise<LayoutSnapshot> {
+export interface LayoutSnapshot {
+  /** For each part asked for, the whole box of every element it matches (clipped out of sight or not). */
+  parts: Box[][];
+  /** The controls a person can see: each box cut to its scrolling ancestors, the hidden ones left out. */
+  controls: Box[];
+}
+
+/** Reads the boxes of some parts of the page and of every visible control, all at once. */
+export async function layoutSnapshot(page: Page, parts: Part[]): Promise<LayoutSnapshot> {
   const snap = await page.evaluate(
-    ({ header, rows, controls }) => {
-      const headerEl = document.querySelector(header.css);
-      if (!headerEl) return undefined;
-      const h = headerEl.getBoundingClientRect();
-      const rowBoxes = Array.from(document.querySelectorAll(rows.css)).map((el, i, all) => {
-        const r = el.getBoundingClientRect();
-        const label = el.getAttribute("data-thread-id") ?? el.textContent?.trim().slice(0, 40);
-        return { name: `${rows.name} ${i + 1} of ${all.length} (${label})`, x: r.x, y: r.y, width: r.width, height: r.height };
-      });
+    ({ parts, controls }) => {
+      const partBoxes = parts.map((part) =>
+        Array.from(document.querySelectorAll(part.css)).map((el, i, all) => {
+          const r = el.getBoundingClientRect();
+          const label = el.getAttribute("data-thread-id") ?? el.textContent?.trim().slice(0, 40);
+          const name = all.length === 1 ? part.name : `${part.name} ${i + 1} of ${all.length} (${label})`;
+          return { name, x: r.x, y: r.y, width: r.width, height: r.height };
+        }),
+      );
       const controlBoxes = [];
       for (const el of Array.from(document.querySelectorAll(controls))) {
         if (getComputedStyle(el).visibility === "hidden") continue;
@@ -60,11 +58,12 @@ export async function layoutSnapshot(page: Page, parts: { header: Part; rows: Pa
         const label = el.getAttribute("aria-label") || el.textContent?.trim().slice(0, 30) || el.getAttribute("placeholder") || el.id;
         controlBoxes.push({ name: `${el.tagName.toLowerCase()} "${label}"`, x: left, y: top, width: right - left, height: bottom - top });
       }
-      return { header: { name: header.name, x: h.x, y: h.y, width: h.width, height: h.height }, rows: rowBoxes, controls: controlBoxes };
+      return { parts: partBoxes, controls: controlBoxes };
     },
-    { ...parts, controls: CONTROLS },
+    { parts, controls: CONTROLS },
   );
-  if (!snap) throw new Error(`no element matches ${parts.header.name}'s selector ${parts.header.css}`);
+  const missing = parts.filter((_, i) => snap.parts[i]!.length === 0).map((p) => `${p.name} (${p.css})`);
+  if (missing.length > 0) throw new Error(`nothing on the page matches ${missing.join(", ")}`);
   return snap;
 }
 
