@@ -580,7 +580,7 @@ describe.skipIf(skip)("the web page in a real browser", () => {
     expect(refundsFor(server, callId)).toHaveLength(1);
   });
 
-  it("nothing overlaps on a 375 px screen: the thread header clears every row of the thread list, and no two controls collide, with a new chat and with a waiting thread open", async () => {
+  it("nothing overlaps on a 375 px screen: the thread header clears every row of the thread list, and no two controls collide, with a new chat and with a waiting thread open; tapping a row brings the chat into view", async () => {
     const phone = await newPage({ viewport: { width: 375, height: 740 } });
     // More threads than fit on the first screen beside the inbox, so the list runs past it.
     const listed = Array.from({ length: 8 }, () => uniqueThreadId("narrow-list"));
@@ -617,5 +617,18 @@ describe.skipIf(skip)("the web page in a real browser", () => {
     await rows.and(phone.locator(`[data-thread-id="${id}"][aria-current="page"]`)).waitFor();
     await expectNothingOverlaps("a waiting thread open");
     await screenshot(phone, "13-phone-thread-open");
+
+    // The chat lies below the list: tapping a row brings the whole chat into view, header to Message box.
+    await phone.evaluate(() => window.scrollTo(0, 0));
+    const picked = listed[0]!;
+    await rows.and(phone.locator(`[data-thread-id="${picked}"]`)).click();
+    await chat(phone).main.locator('[data-testid="thread-header"]').filter({ hasText: picked }).waitFor();
+    // (+ 0 turns a rounded -0 into 0, which toEqual tells apart.)
+    await expect
+      .poll(() => chat(phone).main.evaluate((el) => [el.getBoundingClientRect().top, el.getBoundingClientRect().bottom].map((n) => Math.round(n) + 0)), {
+        message: "the chat's top and bottom, on a 740 px high screen",
+      })
+      .toEqual([0, 740]);
+    await screenshot(phone, "13-phone-picked-thread");
   });
 });
