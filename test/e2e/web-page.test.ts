@@ -3,9 +3,9 @@
  * server and its scripted demo model: what a person sees while an answer streams, while a call
  * waits at the gate, after they approve, reject, edit, stop or reload, when the approval window
  * runs out (also with a laptop clock an hour off), with two people (four eyes), and on a phone-
- * sized screen with the keyboard only and with nothing overlapping. Selectors are the page's UI contract (accessible names,
- * data-testids, `#thread=<id>`); side effects are checked in the server's database, and the
- * thread's state through the API.
+ * sized screen with the keyboard only and with nothing on top of anything. Selectors are the
+ * page's UI contract (accessible names, data-testids, `#thread=<id>`); side effects are checked
+ * in the server's database, and the thread's state through the API.
  *
  * One browser for the file, a fresh context per test. One server (slow demo tokens, so a stream
  * can be watched, stopped and reloaded) serves every test whose env is the default; the expiry
@@ -16,6 +16,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { nextDemoStep } from "../../src/model/demo-intent.js";
 import { assertBrowserAvailable, browserAvailable, launchChromium, skipBrowserSuite } from "../helpers/browser.js";
+import { layoutSnapshot, overlapsBetween, overlapsWithin } from "../helpers/layout-boxes.js";
 import {
   callIdOf,
   chat,
@@ -31,7 +32,6 @@ import {
   waitForStatus,
   waitForToolStatus,
 } from "../helpers/page-driver.js";
-import { layoutSnapshot, overlapsBetween, overlapsWithin } from "../helpers/layout-boxes.js";
 import { startServer, type ServerProcess } from "../helpers/server-process.js";
 import { openDb } from "../helpers/sqlite.js";
 
@@ -601,7 +601,8 @@ describe.skipIf(skip)("the web page in a real browser", () => {
         { css: THREAD_ROWS, name: "thread row" },
       ]);
       expect(rowBoxes!.length, `${when}: rows in the thread list`).toBeGreaterThanOrEqual(listed.length);
-      // Soft: one failure lists every collision. The chat as a whole too: rows further down the list would lie under its conversation.
+      // Soft, so one failure lists every collision. The whole chat too: rows further down the
+      // list would lie under its conversation, not its header.
       expect.soft(overlapsBetween(header!, rowBoxes!), `${when}: the thread header over the thread list`).toEqual([]);
       expect.soft(overlapsBetween(chatArea!, rowBoxes!), `${when}: the chat over the thread list`).toEqual([]);
       expect.soft(overlapsWithin(controls), `${when}: controls on top of each other`).toEqual([]);

@@ -76,14 +76,14 @@ function intersect(a: Box, b: Box): boolean {
   return w > SLACK_PX && h > SLACK_PX;
 }
 
-function describe(b: Box): string {
+function show(b: Box): string {
   const r = (n: number) => Math.round(n * 10) / 10;
   return `${b.name} [x ${r(b.x)}, y ${r(b.y)}, ${r(b.width)}×${r(b.height)}]`;
 }
 
 /** Each overlapping pair, one of `a` and one of `b`, as "<box> overlaps <box>". */
 export function overlapsBetween(a: Box[], b: Box[]): string[] {
-  return a.flatMap((x) => b.filter((y) => intersect(x, y)).map((y) => `${describe(x)} overlaps ${describe(y)}`));
+  return a.flatMap((x) => b.filter((y) => intersect(x, y)).map((y) => `${show(x)} overlaps ${show(y)}`));
 }
 
 /** Each overlapping pair within `boxes`. */
