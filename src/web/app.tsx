@@ -25,6 +25,15 @@ export function App() {
   // Bumped when a run ends, so the thread list and the inbox are read again.
   const [activity, setActivity] = useState(0);
   const onActivity = useCallback(() => setActivity((n) => n + 1), []);
+  // On a narrow screen the chat lies below the thread list: bring it into view when a person opens
+  // a thread or a new chat. On a wide one it is always in view, and this does nothing.
+  const chatRef = useRef<HTMLElement>(null);
+  const shownThread = useRef(threadId);
+  useEffect(() => {
+    if (shownThread.current === threadId) return;
+    shownThread.current = threadId;
+    chatRef.current?.scrollIntoView({ block: "nearest" });
+  }, [threadId]);
 
   useEffect(() => {
     let live = true;
@@ -75,7 +84,7 @@ export function App() {
         ) : null}
       </header>
       <Sidebar client={client} me={me} activeThreadId={threadId} activity={activity} onNewChat={newChat} />
-      <Chat key={threadId} threadId={threadId} me={me} token={() => tokenRef.current} onOpenThread={openThread} onActivity={onActivity} />
+      <Chat key={threadId} ref={chatRef} threadId={threadId} me={me} token={() => tokenRef.current} onOpenThread={openThread} onActivity={onActivity} />
     </div>
   );
 }

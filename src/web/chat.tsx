@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
+import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent, type Ref } from "react";
 import type { TokenSource } from "../client/index.js";
 import type { Me } from "../protocol/index.js";
 import { useTollgate } from "../react/index.js";
@@ -12,10 +12,11 @@ interface ChatProps {
   onOpenThread(id: string): void;
   /** Called when a run ends, so lists elsewhere on the page are read again. */
   onActivity(): void;
+  ref?: Ref<HTMLElement>;
 }
 
 /** One thread: the conversation, the approval cards of its open interrupt, and the composer. */
-export function Chat({ threadId, me, token, onOpenThread, onActivity }: ChatProps) {
+export function Chat({ threadId, me, token, onOpenThread, onActivity, ref }: ChatProps) {
   const t = useTollgate({ baseUrl: window.location.origin, threadId, token });
   const [draft, setDraft] = useState("");
 
@@ -49,8 +50,8 @@ export function Chat({ threadId, me, token, onOpenThread, onActivity }: ChatProp
   };
 
   return (
-    <main className="chat" aria-label="Chat">
-      <div className="chat-head">
+    <main className="chat" aria-label="Chat" ref={ref}>
+      <div className="chat-head" data-testid="thread-header">
         <h2 className="thread-id" title={threadId}>
           {threadId}
         </h2>

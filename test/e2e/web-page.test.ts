@@ -3,9 +3,9 @@
  * server and its scripted demo model: what a person sees while an answer streams, while a call
  * waits at the gate, after they approve, reject, edit, stop or reload, when the approval window
  * runs out (also with a laptop clock an hour off), with two people (four eyes), and on a phone-
- * sized screen with the keyboard only. Selectors are the page's UI contract (accessible names,
- * data-testids, `#thread=<id>`); side effects are checked in the server's database, and the
- * thread's state through the API.
+ * sized screen with the keyboard only and with nothing on top of anything. Selectors are the
+ * page's UI contract (accessible names, data-testids, `#thread=<id>`); side effects are checked
+ * in the server's database, and the thread's state through the API.
  *
  * One browser for the file, a fresh context per test. One server (slow demo tokens, so a stream
  * can be watched, stopped and reloaded) serves every test whose env is the default; the expiry
@@ -16,6 +16,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { nextDemoStep } from "../../src/model/demo-intent.js";
 import { assertBrowserAvailable, browserAvailable, launchChromium, skipBrowserSuite } from "../helpers/browser.js";
+import { layoutSnapshot, overlapsBetween, overlapsWithin } from "../helpers/layout-boxes.js";
 import {
   callIdOf,
   chat,
@@ -49,6 +50,9 @@ const SECRET_BODY = "Hello, it ships tomorrow";
 const TOKEN_DELAY_MS = 60;
 /** The short approval window of the expiry test's server. */
 const TTL_S = 5;
+
+/** The rows of the sidebar's thread list. */
+const THREAD_ROWS = 'nav[aria-label="Threads"] [data-testid="thread-link"]';
 
 const OWNER_TOKEN = "owner-token-olivia-1";
 const APPROVER_TOKEN = "approver-token-arthur-1";
@@ -574,5 +578,58 @@ describe.skipIf(skip)("the web page in a real browser", () => {
     await noSideScroll("finished flow");
     await screenshot(phone, "11-phone-done");
     expect(refundsFor(server, callId)).toHaveLength(1);
+  });
+
+  it("nothing overlaps on a 375 px screen: the thread header clears every row of the thread list, and no two controls collide, with a new chat and with a waiting thread open; tapping a row brings the chat into view", async () => {
+    const phone = await newPage({ viewport: { width: 375, height: 740 } });
+    // More threads than fit on the first screen beside the inbox, so the list runs past it.
+    const listed = Array.from({ length: 8 }, () => uniqueThreadId("narrow-list"));
+    const created = await Promise.all(
+      listed.map((thread_id) =>
+        fetch(`${server.url}/threads`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ thread_id }) }),
+      ),
+    );
+    expect(created.map((r) => r.status)).toEqual(listed.map(() => 201));
+    const rows = phone.locator(THREAD_ROWS);
+    const expectNothingOverlaps = async (when: string) => {
+      const {
+        parts: [header, chatArea, rowBoxes],
+        controls,
+      } = await layoutSnapshot(phone, [
+        { css: '[data-testid="thread-header"]', name: "thread header" },
+        { css: 'main[aria-label="Chat"]', name: "chat" },
+        { css: THREAD_ROWS, name: "thread row" },
+      ]);
+      expect(rowBoxes!.length, `${when}: rows in the thread list`).toBeGreaterThanOrEqual(listed.length);
+      // Soft, so one failure lists every collision. The whole chat too: rows further down the
+      // list would lie under its conversation, not its header.
+      expect.soft(overlapsBetween(header!, rowBoxes!), `${when}: the thread header over the thread list`).toEqual([]);
+      expect.soft(overlapsBetween(chatArea!, rowBoxes!), `${when}: the chat over the thread list`).toEqual([]);
+      expect.soft(overlapsWithin(controls), `${when}: controls on top of each other`).toEqual([]);
+    };
+
+    await openPage(phone, server.url);
+    for (const id of listed) await rows.and(phone.locator(`[data-thread-id="${id}"]`)).waitFor();
+    await expectNothingOverlaps("a new chat");
+    await screenshot(phone, "13-phone-thread-list");
+
+    const id = uniqueThreadId("narrow-open");
+    await refundWaiting(phone, id);
+    await rows.and(phone.locator(`[data-thread-id="${id}"][aria-current="page"]`)).waitFor();
+    await expectNothingOverlaps("a waiting thread open");
+    await screenshot(phone, "13-phone-thread-open");
+
+    // The chat lies below the list: tapping a row brings the whole chat into view, header to Message box.
+    await phone.evaluate(() => window.scrollTo(0, 0));
+    const picked = listed[0]!;
+    await rows.and(phone.locator(`[data-thread-id="${picked}"]`)).click();
+    await chat(phone).main.locator('[data-testid="thread-header"]').filter({ hasText: picked }).waitFor();
+    // (+ 0 turns a rounded -0 into 0, which toEqual tells apart.)
+    await expect
+      .poll(() => chat(phone).main.evaluate((el) => [el.getBoundingClientRect().top, el.getBoundingClientRect().bottom].map((n) => Math.round(n) + 0)), {
+        message: "the chat's top and bottom, on a 740 px high screen",
+      })
+      .toEqual([0, 740]);
+    await screenshot(phone, "13-phone-picked-thread");
   });
 });
