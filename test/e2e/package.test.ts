@@ -266,6 +266,7 @@ describe("the npm package", () => {
       const first = model.requests[0]!.body;
       expect(first.model).toBe("desk-model");
       expect(first.tools.map((t: { function: { name: string } }) => t.function.name).sort()).toEqual(["lookup_customer", "send_payout"]);
+      expect(first.messages[0]).toMatchObject({ role: "system", content: expect.stringMatching(/^You are a support desk agent\./) });
 
       // Four eyes: the requester may not approve its own payout.
       const own = await fetch(`${server.url}/threads/payout-1/resume`, {
