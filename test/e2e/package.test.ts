@@ -295,6 +295,31 @@ describe("the npm package", () => {
     expect(finished.map((l) => [l.principal, l.outcome])).toEqual([["sam", "interrupted"], ["pat", "completed"]]);
   }, 90_000);
 
+  it("the example's own test (its README recipe) passes against the installed package: its tools through the gate on tollgate/testing's model, no key", async () => {
+    const names = tarFiles.map((f) => f.replace(/^package\//, ""));
+    expect(names).toEqual(expect.arrayContaining(["dist/src/testing/index.js", "dist/src/testing/index.d.ts"]));
+    // Checked against the installed declarations first, as a team's editor would check it.
+    fs.writeFileSync(
+      path.join(app, "tsconfig.test-check.json"),
+      JSON.stringify({
+        compilerOptions: {
+          module: "NodeNext", moduleResolution: "NodeNext", target: "ES2022", strict: true, noEmit: true,
+          allowJs: true, checkJs: true, skipLibCheck: true,
+          typeRoots: [path.join(REPO_ROOT, "node_modules/@types")], types: ["node"],
+        },
+        files: ["test/payout.test.js"],
+      }),
+    );
+    const tsc = path.join(REPO_ROOT, "node_modules/typescript/bin/tsc");
+    const check = await exec(process.execPath, [tsc, "-p", "tsconfig.test-check.json"], { cwd: app }).catch((e: { stdout: string }) => e);
+    expect(check.stdout).toBe("");
+    // Then `npm test`, as the team runs it: node's own test runner, nothing but the example's dependencies.
+    const run = await exec("npm", ["test"], { cwd: app, env: npmEnv(), maxBuffer: 16 << 20 }).catch((e: { stdout: string; stderr: string }) => e);
+    const output = `${run.stdout}\n${run.stderr}`;
+    expect(output, output).toMatch(/\bpass 1\b/);
+    expect(output, output).toMatch(/\bfail 0\b/);
+  }, 90_000);
+
   it("`npx tollgate` starts the packaged server with its page, and stops on SIGTERM", async () => {
     const server = await startProc("npx", ["--no", "tollgate"], app, serverEnv({ DATA_DIR: path.join(work, "bin-data"), MODEL: "demo" }));
     const health = await fetch(`${server.url}/healthz`);
