@@ -20,6 +20,11 @@ export interface TollgateOptions {
   model?: BaseChatModel;
   /** Your own tools; defaults to the order-support demo tools. */
   tools?: (store: AnyStore) => TollgateTool[];
+  /**
+   * The system message the built-in agent sends first on every model call; defaults to the
+   * demo's order-support prompt, which suits only the demo tools. `""` sends none.
+   */
+  systemPrompt?: string;
   /** Told the outcome of each approval webhook attempt (for counters). */
   onWebhookOutcome?: (outcome: WebhookOutcome) => void;
   /** Where "now" comes from (approval deadlines, timestamps); the system clock by default. Tests move a fake one. */
@@ -78,7 +83,10 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
   // Off: no LangSmith client is made, so nothing can leave for it.
   const tracing = config.tracing ? createTracing({ settings: config.langsmith, registry, scrubber, log }) : NO_TRACING;
   const graph = tracing.traced(
-    compileAgentGraph({ model, tools, ledger: store.ledger, maxRounds: config.maxRounds, modelTimeouts: config.modelTimeouts }, store.checkpointer),
+    compileAgentGraph(
+      { model, tools, systemPrompt: o.systemPrompt, ledger: store.ledger, maxRounds: config.maxRounds, modelTimeouts: config.modelTimeouts },
+      store.checkpointer,
+    ),
   );
   const auth = createAuthenticator(config.auth, log);
   const access = new Access(auth.enabled);

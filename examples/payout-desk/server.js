@@ -2,6 +2,7 @@
 // The payout desk: tollgate's server with this project's tools and model.
 import { ChatOpenAI } from "@langchain/openai";
 import { ConfigError, createTollgate, jsonLogger, loadConfig, serveTollgate } from "tollgate";
+import { DESK_PROMPT } from "./prompt.js";
 import { payoutDeskTools } from "./tools.js";
 
 // The model: any OpenAI-compatible Chat Completions endpoint (OpenAI, vLLM, Ollama, LM Studio…).
@@ -23,7 +24,7 @@ try {
   const env = loadConfig(process.env);
   // The key must never show in a response, an event or a log line: tollgate scrubs its secrets.
   const config = { ...env, model: modelName, secrets: apiKey ? [...env.secrets, apiKey] : env.secrets };
-  const tollgate = await createTollgate({ config, log: jsonLogger({ level: config.logLevel }), model, tools: () => payoutDeskTools() });
+  const tollgate = await createTollgate({ config, log: jsonLogger({ level: config.logLevel }), model, tools: () => payoutDeskTools(), systemPrompt: DESK_PROMPT });
   await serveTollgate(tollgate, config);
 } catch (err) {
   process.stderr.write(`payout desk failed to start: ${err instanceof Error ? err.message : String(err)}\n`);

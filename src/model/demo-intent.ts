@@ -1,4 +1,5 @@
-import { type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import type { BaseMessage, ToolMessage } from "@langchain/core/messages";
+import { latestTurn } from "./conversation-turn.js";
 
 /** What the demo model will do next: say something, or call tools (and maybe say a line first). */
 export type DemoStep =
@@ -10,21 +11,10 @@ const HELP =
   'customers. Try "where is A-1001", "refund order A-1002 5 dollars" or "email the customer of ' +
   'A-1003 that it ships tomorrow".';
 
-interface Turn {
-  request: string;
-  results: Map<string, ToolMessage>;
-}
-
 /** The user's latest request and the results of the tools called since, by tool name. */
-function currentTurn(messages: BaseMessage[]): Turn {
-  let i = messages.length - 1;
-  while (i >= 0 && !HumanMessage.isInstance(messages[i])) i--;
-  const request = i >= 0 ? String(messages[i]!.content) : "";
-  const results = new Map<string, ToolMessage>();
-  for (const m of messages.slice(i + 1)) {
-    if (ToolMessage.isInstance(m) && m.name) results.set(m.name, m);
-  }
-  return { request, results };
+function currentTurn(messages: BaseMessage[]): { request: string; results: Map<string, ToolMessage> } {
+  const { request, toolResults } = latestTurn(messages);
+  return { request, results: new Map(toolResults.flatMap((m) => (m.name ? [[m.name, m] as const] : []))) };
 }
 
 function parseJson(m: ToolMessage | undefined): Record<string, unknown> | null {

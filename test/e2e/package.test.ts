@@ -266,6 +266,7 @@ describe("the npm package", () => {
       const first = model.requests[0]!.body;
       expect(first.model).toBe("desk-model");
       expect(first.tools.map((t: { function: { name: string } }) => t.function.name).sort()).toEqual(["lookup_customer", "send_payout"]);
+      expect(first.messages[0]).toMatchObject({ role: "system", content: expect.stringMatching(/^You are a support desk agent\./) });
 
       // Four eyes: the requester may not approve its own payout.
       const own = await fetch(`${server.url}/threads/payout-1/resume`, {
@@ -292,6 +293,31 @@ describe("the npm package", () => {
     // the line is written as the run is let go, which may be after its last event was sent).
     const finished = server.out().split("\n").filter((l) => l.includes('"msg":"run finished"')).map((l) => JSON.parse(l));
     expect(finished.map((l) => [l.principal, l.outcome])).toEqual([["sam", "interrupted"], ["pat", "completed"]]);
+  }, 90_000);
+
+  it("the example's own test (its README recipe) passes against the installed package: its tools through the gate on tollgate/testing's model, no key", async () => {
+    const names = tarFiles.map((f) => f.replace(/^package\//, ""));
+    expect(names).toEqual(expect.arrayContaining(["dist/src/testing/index.js", "dist/src/testing/index.d.ts"]));
+    // Checked against the installed declarations first, as a team's editor would check it.
+    fs.writeFileSync(
+      path.join(app, "tsconfig.test-check.json"),
+      JSON.stringify({
+        compilerOptions: {
+          module: "NodeNext", moduleResolution: "NodeNext", target: "ES2022", strict: true, noEmit: true,
+          allowJs: true, checkJs: true, skipLibCheck: true,
+          typeRoots: [path.join(REPO_ROOT, "node_modules/@types")], types: ["node"],
+        },
+        files: ["test/payout.test.js"],
+      }),
+    );
+    const tsc = path.join(REPO_ROOT, "node_modules/typescript/bin/tsc");
+    const check = await exec(process.execPath, [tsc, "-p", "tsconfig.test-check.json"], { cwd: app }).catch((e: { stdout: string }) => e);
+    expect(check.stdout).toBe("");
+    // Then `npm test`, as the team runs it: node's own test runner, nothing but the example's dependencies.
+    const run = await exec("npm", ["test"], { cwd: app, env: npmEnv(), maxBuffer: 16 << 20 }).catch((e: { stdout: string; stderr: string }) => e);
+    const output = `${run.stdout}\n${run.stderr}`;
+    expect(output, output).toMatch(/\bpass 1\b/);
+    expect(output, output).toMatch(/\bfail 0\b/);
   }, 90_000);
 
   it("`npx tollgate` starts the packaged server with its page, and stops on SIGTERM", async () => {
