@@ -22,7 +22,7 @@ try {
   // Port, data dir, auth tokens, limits: tollgate's own variables (see its README).
   const env = loadConfig(process.env);
   // The key must never show in a response, an event or a log line: tollgate scrubs its secrets.
-  const config = { ...env, model: modelName, secrets: apiKey ? [...env.secrets, apiKey] : env.secrets };
+  const config = { ...env, secrets: apiKey ? [...env.secrets, apiKey] : env.secrets };
   const tollgate = await createTollgate({ config, log: jsonLogger({ level: config.logLevel }), model, tools: () => payoutDeskTools() });
   await serveTollgate(tollgate, config);
 } catch (err) {

@@ -8,6 +8,7 @@ export { callRow } from "./audit-records.js";
 export { isStorageFault } from "./storage-fault.js";
 export { openSqliteStore, openDatabase, type Db, type SqliteStore } from "./sqlite/index.js";
 export type { PostgresStore } from "./postgres/index.js";
+export { databaseWithoutSecrets, storeLocation, type StoreLocation } from "./store-location.js";
 
 /** Either backend; `kind` tells which (only the wiring and the demo tools need to). */
 export type AnyStore = SqliteStore | PostgresStore;

@@ -291,8 +291,11 @@ describe("the npm package", () => {
     }
     // The packaged server logs JSON lines with the run's ids and outcome (read once it has exited:
     // the line is written as the run is let go, which may be after its last event was sent).
-    const finished = server.out().split("\n").filter((l) => l.includes('"msg":"run finished"')).map((l) => JSON.parse(l));
+    const lines = server.out().split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
+    const finished = lines.filter((l) => l.msg === "run finished");
     expect(finished.map((l) => [l.principal, l.outcome])).toEqual([["sam", "interrupted"], ["pat", "completed"]]);
+    // The ready line names the example's own model, not MODEL's default.
+    expect(lines.filter((l) => l.msg === "ready")).toMatchObject([{ model: "desk-model", store: "sqlite" }]);
   }, 90_000);
 
   it("`npx tollgate` starts the packaged server with its page, and stops on SIGTERM", async () => {
