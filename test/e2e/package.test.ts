@@ -91,6 +91,36 @@ async function startProc(cmd: string, args: string[], cwd: string, env: Record<s
   return { child, url, out: () => out, err: () => err, closed };
 }
 
+/** How long a server that cannot start may take to say so and exit. */
+const FAILURE_EXIT_MS = 30_000;
+
+/** Runs a command that must fail at start-up and returns its exit code and everything it printed. */
+async function runToExit(cmd: string, args: string[], cwd: string, env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  const child = spawn(cmd, args, { cwd, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  procs.add(child);
+  let output = "";
+  child.stdout!.setEncoding("utf8").on("data", (s: string) => (output += s));
+  child.stderr!.setEncoding("utf8").on("data", (s: string) => (output += s));
+  const closed = new Promise<number | null>((resolve) => {
+    child.once("close", (code) => {
+      procs.delete(child);
+      resolve(code);
+    });
+  });
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      killGroup(child, "SIGKILL");
+      reject(new Error(`${cmd} ${args.join(" ")} did not exit within ${FAILURE_EXIT_MS} ms of failing to start:\n${output}`));
+    }, FAILURE_EXIT_MS);
+  });
+  try {
+    return { code: await Promise.race([closed, late]), output };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   try {
     process.kill(-child.pid!, signal);
@@ -297,6 +327,30 @@ describe("the npm package", () => {
     // The ready line names the example's own model, not MODEL's default.
     expect(lines.filter((l) => l.msg === "ready")).toMatchObject([{ model: "desk-model", store: "sqlite" }]);
   }, 90_000);
+
+  // The example's server is the README's snippet: neither it nor the bin may greet a team's first
+  // mistake with a stack, nor print the database password.
+  const UNREACHABLE = { DATABASE_URL: "postgres://u:secretpw@127.0.0.1:1/x" }; // nothing listens on port 1
+  const example = () => [process.execPath, "server.js"];
+  const bin = () => [path.join(app, "node_modules/.bin/tollgate")];
+  const failures: { who: string; what: string; cmd: () => string[]; env: Record<string, string>; code: number; line: RegExp }[] = [
+    { who: "the example's server", what: "an unreachable DATABASE_URL", cmd: example, env: UNREACHABLE, code: 1,
+      line: /^payout desk failed to start: connect ECONNREFUSED 127\.0\.0\.1:1$/ },
+    { who: "the example's server", what: "a refused configuration", cmd: example, env: { PORT: "not-a-port" }, code: 2,
+      line: /^payout desk failed to start: invalid configuration: PORT: / },
+    { who: "the bin", what: "an unreachable DATABASE_URL", cmd: bin, env: UNREACHABLE, code: 1,
+      line: /^tollgate failed to start: connect ECONNREFUSED 127\.0\.0\.1:1$/ },
+  ];
+  it.each(failures)("$who on $what: one line, exit $code, no stack, no password", async ({ cmd, env, code, line }) => {
+    const [exe, ...args] = cmd();
+    const run = await runToExit(exe!, args, app, serverEnv({ DATA_DIR: path.join(work, "failing-data"), ...env }));
+    const lines = run.output.split("\n").filter((l) => l.trim() !== "");
+    expect(lines, run.output).toHaveLength(1);
+    expect(lines[0]).toMatch(line);
+    expect(run.output).not.toMatch(/^\s+at /m);
+    expect(run.output).not.toContain("secretpw");
+    expect(run.code).toBe(code);
+  }, 60_000);
 
   it("`npx tollgate` starts the packaged server with its page, and stops on SIGTERM", async () => {
     const server = await startProc("npx", ["--no", "tollgate"], app, serverEnv({ DATA_DIR: path.join(work, "bin-data"), MODEL: "demo" }));
