@@ -33,7 +33,7 @@ export interface ServedTollgate {
  */
 export async function serveTollgate(
   tollgate: Tollgate,
-  config: Pick<Config, "host" | "port" | "limits" | "model" | "dataDir">,
+  config: Pick<Config, "host" | "port" | "limits">,
   opts: ServeOptions = {},
 ): Promise<ServedTollgate> {
   const { log } = tollgate;
@@ -63,7 +63,8 @@ export async function serveTollgate(
   });
   const url = `http://${config.host}:${(server.address() as AddressInfo).port}`;
   process.stdout.write(`tollgate listening on ${url}\n`);
-  log.info("ready", { url, model: config.model, data_dir: config.dataDir });
+  const { model, store } = tollgate.serving;
+  log.info("ready", { url, model, store: store.kind, ...(store.kind === "sqlite" ? { data_dir: store.dataDir } : { database: store.database }) });
 
   let stopped: Promise<void> | undefined;
   const stop = () =>

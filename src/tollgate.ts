@@ -3,12 +3,12 @@ import { compileAgentGraph } from "../graphs/agent.js";
 import { type Clock, systemClock } from "./clock.js";
 import type { Config } from "./config.js";
 import { jsonLogger, type Logger } from "./logger.js";
-import { createModel } from "./model/index.js";
+import { chatModelName, createModel } from "./model/index.js";
 import { createSecretScrubber, createTracing, Metrics, NO_TRACING, scrubbingLogger, type SecretScrubber, skipIdleRunTrees, WebhookDispatcher, type WebhookOutcome } from "./ops/index.js";
 import { Access, createAuthenticator } from "./auth/index.js";
 import { ExpiryCloser, LeaseKeeper, RunAdmission, RunContext, RunService, ThreadService } from "./runs/index.js";
 import { createApp } from "./server/index.js";
-import { type AnyStore, openStore } from "./store/index.js";
+import { type AnyStore, openStore, storeLocation, type StoreLocation } from "./store/index.js";
 import { createDemoToolsOn, type DemoTables, setupDemoTables, sqliteDemoTables, ToolRegistry, type TollgateTool } from "./tools/index.js";
 import { createTestToolsOn } from "./tools/testing/test-tools.js";
 
@@ -47,6 +47,8 @@ export interface Tollgate {
   scrubber: SecretScrubber;
   /** What `GET /metrics` shows. */
   metrics: Metrics;
+  /** What it serves with, as the `ready` log line names it: the model in use and where the store is (no password). */
+  serving: { model: string; store: StoreLocation };
   /** Cancels runs in flight (reason `shutdown`), stops timers, closes the database. */
   close(): Promise<void>;
 }
@@ -151,6 +153,8 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
     log,
     scrubber,
     metrics,
+    // The model tollgate made is the one config.model names; a team's own names itself.
+    serving: { model: o.model ? chatModelName(o.model) : config.model, store: storeLocation(config) },
     async close() {
       await runs.shutdown();
       await expiry.stop();

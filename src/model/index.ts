@@ -13,3 +13,4 @@ export type {
   ScriptedToolCall,
   ScriptedTurn,
 } from "./scripted-chat-model.js";
+export { chatModelName } from "./model-name.js";

@@ -10,6 +10,7 @@ export { isStorageFault } from "./storage-fault.js";
 export { NO_SCRUB, type Scrub } from "./stored-secrets.js";
 export { openSqliteStore, openDatabase, type Db, type SqliteStore } from "./sqlite/index.js";
 export type { PostgresStore } from "./postgres/index.js";
+export { databaseWithoutSecrets, storeLocation, type StoreLocation } from "./store-location.js";
 
 /** Either backend; `kind` tells which (only the wiring and the demo tools need to). */
 export type AnyStore = SqliteStore | PostgresStore;

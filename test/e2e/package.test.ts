@@ -91,6 +91,36 @@ async function startProc(cmd: string, args: string[], cwd: string, env: Record<s
   return { child, url, out: () => out, err: () => err, closed };
 }
 
+/** How long a server that cannot start may take to say so and exit. */
+const FAILURE_EXIT_MS = 30_000;
+
+/** Runs a command that must fail at start-up and returns its exit code and everything it printed. */
+async function runToExit(cmd: string, args: string[], cwd: string, env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  const child = spawn(cmd, args, { cwd, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  procs.add(child);
+  let output = "";
+  child.stdout!.setEncoding("utf8").on("data", (s: string) => (output += s));
+  child.stderr!.setEncoding("utf8").on("data", (s: string) => (output += s));
+  const closed = new Promise<number | null>((resolve) => {
+    child.once("close", (code) => {
+      procs.delete(child);
+      resolve(code);
+    });
+  });
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      killGroup(child, "SIGKILL");
+      reject(new Error(`${cmd} ${args.join(" ")} did not exit within ${FAILURE_EXIT_MS} ms of failing to start:\n${output}`));
+    }, FAILURE_EXIT_MS);
+  });
+  try {
+    return { code: await Promise.race([closed, late]), output };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   try {
     process.kill(-child.pid!, signal);
@@ -194,8 +224,10 @@ describe("the npm package", () => {
     expect(await load(["tollgate/react"])).toMatch(/^tollgate\/react .*\bTollgateSession\b.*\buseTollgate\b/m);
   }, 120_000);
 
-  it("declares every entry with types first, so TypeScript users of the example's code check against them", async () => {
-    // The example's own JS and one import of each entry, checked against the installed declarations.
+  it("declares every entry with types first, and they check under strict without skipLibCheck with only what npm installed", async () => {
+    // The example's own JS and one import of each entry, checked against the installed declarations
+    // and everything they reach (pg's and better-sqlite3's types, LangChain's): a demanding project
+    // checks its libraries' declarations too. It installed no @types itself: Node's come with pg's.
     fs.writeFileSync(
       path.join(app, "entries.ts"),
       [
@@ -217,8 +249,7 @@ describe("the npm package", () => {
       JSON.stringify({
         compilerOptions: {
           module: "NodeNext", moduleResolution: "NodeNext", target: "ES2022", strict: true, noEmit: true,
-          allowJs: true, checkJs: true, skipLibCheck: true,
-          typeRoots: [path.join(REPO_ROOT, "node_modules/@types")], types: ["node"],
+          allowJs: true, checkJs: true, skipLibCheck: false, types: ["node"],
         },
         files: ["entries.ts", "server.js", "tools.js"],
       }),
@@ -291,8 +322,11 @@ describe("the npm package", () => {
     }
     // The packaged server logs JSON lines with the run's ids and outcome (read once it has exited:
     // the line is written as the run is let go, which may be after its last event was sent).
-    const finished = server.out().split("\n").filter((l) => l.includes('"msg":"run finished"')).map((l) => JSON.parse(l));
+    const lines = server.out().split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
+    const finished = lines.filter((l) => l.msg === "run finished");
     expect(finished.map((l) => [l.principal, l.outcome])).toEqual([["sam", "interrupted"], ["pat", "completed"]]);
+    // The ready line names the example's own model, not MODEL's default.
+    expect(lines.filter((l) => l.msg === "ready")).toMatchObject([{ model: "desk-model", store: "sqlite" }]);
   }, 90_000);
 
   it("the example's own test (its README recipe) passes against the installed package: its tools through the gate on tollgate/testing's model, no key", async () => {
@@ -304,8 +338,7 @@ describe("the npm package", () => {
       JSON.stringify({
         compilerOptions: {
           module: "NodeNext", moduleResolution: "NodeNext", target: "ES2022", strict: true, noEmit: true,
-          allowJs: true, checkJs: true, skipLibCheck: true,
-          typeRoots: [path.join(REPO_ROOT, "node_modules/@types")], types: ["node"],
+          allowJs: true, checkJs: true, skipLibCheck: false, types: ["node"],
         },
         files: ["test/payout.test.js"],
       }),
@@ -319,6 +352,30 @@ describe("the npm package", () => {
     expect(output, output).toMatch(/\bpass 1\b/);
     expect(output, output).toMatch(/\bfail 0\b/);
   }, 90_000);
+
+  // The example's server is the README's snippet: neither it nor the bin may greet a team's first
+  // mistake with a stack, nor print the database password.
+  const UNREACHABLE = { DATABASE_URL: "postgres://u:secretpw@127.0.0.1:1/x" }; // nothing listens on port 1
+  const example = () => [process.execPath, "server.js"];
+  const bin = () => [path.join(app, "node_modules/.bin/tollgate")];
+  const failures: { who: string; what: string; cmd: () => string[]; env: Record<string, string>; code: number; line: RegExp }[] = [
+    { who: "the example's server", what: "an unreachable DATABASE_URL", cmd: example, env: UNREACHABLE, code: 1,
+      line: /^payout desk failed to start: connect ECONNREFUSED 127\.0\.0\.1:1$/ },
+    { who: "the example's server", what: "a refused configuration", cmd: example, env: { PORT: "not-a-port" }, code: 2,
+      line: /^payout desk failed to start: invalid configuration: PORT: / },
+    { who: "the bin", what: "an unreachable DATABASE_URL", cmd: bin, env: UNREACHABLE, code: 1,
+      line: /^tollgate failed to start: connect ECONNREFUSED 127\.0\.0\.1:1$/ },
+  ];
+  it.each(failures)("$who on $what: one line, exit $code, no stack, no password", async ({ cmd, env, code, line }) => {
+    const [exe, ...args] = cmd();
+    const run = await runToExit(exe!, args, app, serverEnv({ DATA_DIR: path.join(work, "failing-data"), ...env }));
+    const lines = run.output.split("\n").filter((l) => l.trim() !== "");
+    expect(lines, run.output).toHaveLength(1);
+    expect(lines[0]).toMatch(line);
+    expect(run.output).not.toMatch(/^\s+at /m);
+    expect(run.output).not.toContain("secretpw");
+    expect(run.code).toBe(code);
+  }, 60_000);
 
   it("`npx tollgate` starts the packaged server with its page, and stops on SIGTERM", async () => {
     const server = await startProc("npx", ["--no", "tollgate"], app, serverEnv({ DATA_DIR: path.join(work, "bin-data"), MODEL: "demo" }));
