@@ -1,6 +1,6 @@
 /**
  * Every server `startServer` started in this test process, so a check that must hold for all of
- * them (test/support/server-warnings-setup.ts) is written once instead of in each suite. A module
+ * them (test/helpers/deprecation-watch.ts) is written once instead of in each suite. A module
  * of its own: the check loads it in every test file, and it must not pull in pg or child_process.
  */
 import type { ChildProcess } from "node:child_process";
