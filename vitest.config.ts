@@ -13,6 +13,8 @@ const common = {
   testTimeout: 30_000,
   hookTimeout: 30_000,
   pool: "forks",
+  // Fails a test on a deprecation warning from a server it started or from the test process.
+  setupFiles: "./test/support/no-deprecations-setup.ts",
 } as const;
 
 /** The e2e files the "postgres" project runs again on PostgreSQL. */

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TollgateClient } from "../../src/client/index.js";
-import { startFakeOpenAI } from "../helpers/fake-openai.js";
+import { type RecordedRequest, startFakeOpenAI } from "../helpers/fake-openai.js";
 import { startServer } from "../helpers/server-process.js";
+import { within } from "../helpers/within.js";
 import { call, expectNoStackTraces, only, type Stack, startStack, terminal, threadId } from "./support.js";
 
 let s: Stack;
@@ -14,6 +15,15 @@ afterAll(async () => {
 });
 
 const LONG = Array.from({ length: 200 }, (_, i) => `word${i}`).join(" ");
+
+// Deadlines for waits that hang when what they wait for is broken, well inside the 30 s test
+// timeout, so the failure says what did not happen. An abort is a socket close: it is at once.
+const ABORT_MS = 5_000;
+const END_MS = 10_000;
+
+/** The model server saw the request's connection closed before the answer was over. */
+const aborted = (req: RecordedRequest, since: string) =>
+  within(req.closed, { ms: ABORT_MS, failure: "the model's HTTP request was not aborted", since });
 
 /** Starts a run on a slowly streaming model and returns once its first token arrived. */
 async function startSlowRun(id: string, onDisconnect?: "cancel" | "continue") {
@@ -38,8 +48,8 @@ describe("cancel", () => {
     const { it: events, req } = await startSlowRun(id);
     const res = await s.client.cancel(id);
     expect(res).toEqual({ thread_id: id, cancelled: true, status: "idle" });
-    await req.closed; // the model server saw its connection closed
-    const tail = await rest(events);
+    await aborted(req, "the cancel");
+    const tail = await within(rest(events), { ms: END_MS, failure: "the run's stream did not end", since: "the cancel" });
     expect(terminal(tail, "cancelled").reason).toBe("api");
     const view = await s.client.getThread(id);
     expect(view).toMatchObject({ status: "idle", last_outcome: "cancelled" });
@@ -56,7 +66,7 @@ describe("cancel", () => {
     const id = threadId("cancel-client");
     const { stream, req } = await startSlowRun(id);
     stream.stop();
-    await req.closed;
+    await aborted(req, "the client going away");
     const replay = await s.client.stream(id).collect();
     expect(terminal(replay, "cancelled").reason).toBe("client");
     expect(await s.client.getThread(id)).toMatchObject({ status: "idle", last_outcome: "cancelled" });
@@ -79,9 +89,9 @@ describe("cancel", () => {
     const resumed = s.client.resume(id, intr.interrupt_id, [{ call_id: "slow1", approved: true }]);
     const it = resumed[Symbol.asyncIterator]();
     // The ledger row appears when the tool starts; cancel only then.
-    await waitFor(() => s.db.rows("ledger", "call_id = ?", "slow1").length === 1);
+    await waitFor("the ledger row of the approved call slow1", () => s.db.rows("ledger", "call_id = ?", "slow1").length === 1);
     expect((await s.client.cancel(id)).cancelled).toBe(true);
-    const events = await rest(it);
+    const events = await within(rest(it), { ms: END_MS, failure: "the run's stream did not end", since: "the cancel" });
     expect(terminal(events, "cancelled").reason).toBe("api");
     expect(only(events, "tool_result")).toMatchObject([{ call_id: "slow1", status: "cancelled" }]);
     expect(s.db.rows("refunds", "call_id = ?", "slow1")).toHaveLength(0);
@@ -176,11 +186,11 @@ describe("shutdown", () => {
   });
 });
 
-/** Waits for a condition the test cannot await as an event (a row written by another process). */
-async function waitFor(cond: () => boolean, timeoutMs = 10_000): Promise<void> {
+/** Waits for `what` to show, a condition the test cannot await as an event (a row written by another process). */
+async function waitFor(what: string, cond: () => boolean, timeoutMs = 10_000): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!cond()) {
-    if (Date.now() > end) throw new Error("condition not met in time");
+    if (Date.now() > end) throw new Error(`${what} did not show within ${timeoutMs / 1000} s`);
     await new Promise((r) => setTimeout(r, 10));
   }
 }

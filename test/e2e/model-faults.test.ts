@@ -1,6 +1,7 @@
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { historyProblem } from "../helpers/fake-openai.js";
+import { historyProblem, type RecordedRequest } from "../helpers/fake-openai.js";
+import { within } from "../helpers/within.js";
 import { expectNoStackTraces, only, type Stack, startStack, terminal, threadId, tokensText, types } from "./support.js";
 
 // Model servers that misbehave in the ways real ones do. The fake is strict: a history OpenAI
@@ -13,6 +14,13 @@ afterAll(async () => {
   expectNoStackTraces(s.server);
   await s?.stop();
 });
+
+/**
+ * The model server saw the request's connection closed before the answer was over. Bounded well
+ * inside the test timeout, so a broken abort fails saying so: an abort is a socket close, at once.
+ */
+const aborted = (req: RecordedRequest, since: string) =>
+  within(req.closed, { ms: 5_000, failure: "the model's HTTP request was not aborted", since });
 
 /** The thread takes the next message, and the model is sent a valid history for it. */
 async function expectUsable(id: string) {
@@ -31,7 +39,7 @@ describe("a model that goes silent", () => {
     const err = terminal(events, "error");
     expect(err.code).toBe("model_timeout");
     expect(err.message).toBe("Model timed out: no output within 0.5 s of the request");
-    await s.model.requests.at(-1)!.closed; // the request was aborted, not left hanging
+    await aborted(s.model.requests.at(-1)!, "the run's model_timeout"); // not left hanging
     expect(await s.client.getThread(id)).toMatchObject({ status: "idle", last_outcome: "error" });
     await expectUsable(id);
   });
@@ -40,7 +48,7 @@ describe("a model that goes silent", () => {
     const id = threadId("stall");
     s.model.push({ stall: true });
     expect(terminal(await s.client.run(id, "hello").collect(), "error").code).toBe("model_timeout");
-    await s.model.requests.at(-1)!.closed;
+    await aborted(s.model.requests.at(-1)!, "the run's model_timeout");
     await expectUsable(id);
   });
 
@@ -64,7 +72,7 @@ describe("a model that goes silent", () => {
       const stream = slow.client.run(id, "hello");
       const req = await slow.model.nextRequest();
       expect((await slow.client.cancel(id)).cancelled).toBe(true);
-      await req.closed;
+      await aborted(req, "the cancel");
       expect(terminal(await stream.collect(), "cancelled").reason).toBe("api");
     } finally {
       await slow.stop();
@@ -154,12 +162,13 @@ describe("a client gone before its response was built", () => {
     const end = Date.now() + 15_000;
     const settled = async () => (await s.client.getThread(id).then((t) => t.status === "idle", () => false));
     while (!(await settled())) {
-      if (Date.now() > end) throw new Error("the run did not end");
+      if (Date.now() > end) throw new Error("the run did not end within 15 s of its client going away");
       await new Promise((r) => setTimeout(r, 20));
     }
     expect(terminal(await s.client.stream(id).collect(), "cancelled").reason).toBe("client");
     // A model request it did make was aborted: none is left open.
-    await Promise.all(s.model.requests.filter((r) => r.messages.at(-1)?.content === "hello, then gone").map((r) => r.closed));
+    const made = s.model.requests.filter((r) => r.messages.at(-1)?.content === "hello, then gone");
+    await Promise.all(made.map((r) => aborted(r, "the run's end")));
     s.model.clearQueue(); // the hanging turn, if no request took it
     await expectUsable(id);
   });

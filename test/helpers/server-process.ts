@@ -8,6 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { ensurePgDatabase, pgTestClusterUrl } from "./pg-test-db.js";
+import { registerServer } from "./server-registry.js";
 
 /** The repository root (/work/main), derived from this file so tests may run from any cwd. */
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -164,6 +165,7 @@ export async function startServer(env: Record<string, string | undefined> = {}, 
     void exited.then(({ code, signal }) => fail(`exited before ready (code ${code}, signal ${signal})`));
   });
 
+  registerServer({ url, child, stderr: () => err });
   return {
     url,
     dataDir,

@@ -74,20 +74,27 @@ export function createPgPool(url: string, opts: PgPoolOptions = {}): pg.Pool {
     // A query whose answer never comes (a half-open connection) fails as a storage fault.
     query_timeout: 20_000,
     types: TOLLGATE_TYPES,
+    onConnect: prepareSession,
   });
   const onError = opts.onError ?? ((err: Error) => console.warn(`postgres: idle connection dropped: ${err.message}`));
   pool.on("error", (err) => onError(err));
-  pool.on("connect", (client) => {
-    client.on("error", () => {
-      // See above: the holder learns of it from its next query; the pool reports idle ones.
-    });
-    // Nothing waits on the database without end: a run whose statement hangs could never be
-    // cancelled, and a claim blocked on another's row lock must become a 503, not a stuck request
-    // (55P03 and 57014 are storage faults). Set per session, not as startup parameters, which
-    // PgBouncer and some proxies refuse. Queued before the first query the pool hands out.
-    client.query(SESSION_TIMEOUTS).catch(() => {
-      // a connection that cannot take it is about to fail its first query anyway
-    });
-  });
   return pool;
+}
+
+/**
+ * pg-pool awaits `onConnect` on a new connection before handing it to anyone. The 'connect' event
+ * would not do: it fires synchronously as the client is handed out, so a SET sent from it is still
+ * queued when the caller's first query arrives (pg deprecates two queued queries on one client, and
+ * pg 9 refuses them), and a connection whose SET failed would be handed out without its limits.
+ * Here a failed SET fails the checkout and the pool drops the connection.
+ */
+async function prepareSession(client: pg.ClientBase): Promise<void> {
+  client.on("error", () => {
+    // See createPgPool: the holder learns of it from its next query; the pool reports idle ones.
+  });
+  // Nothing waits on the database without end: a run whose statement hangs could never be
+  // cancelled, and a claim blocked on another's row lock must become a 503, not a stuck request
+  // (55P03 and 57014 are storage faults). Set per session, not as startup parameters (`options:
+  // -c ...`), which PgBouncer and some proxies refuse.
+  await client.query(SESSION_TIMEOUTS);
 }

@@ -90,6 +90,26 @@ describe.skipIf(skip)("createPgPool against a real server", () => {
     }
   });
 
+  it("a new connection has its session limits from its first query on, through pool.query and pool.connect", async () => {
+    const pool = createPgPool(cluster!.url, { max: 2 });
+    try {
+      const limits = "SELECT current_setting('statement_timeout') AS st, current_setting('lock_timeout') AS lt, current_setting('idle_in_transaction_session_timeout') AS it";
+      const want = { st: "15s", lt: "5s", it: "30s" };
+      expect((await pool.query(limits)).rows).toEqual([want]);
+      const reused = await pool.connect(); // the idle one: held, so the next checkout opens a connection
+      const fresh = await pool.connect();
+      try {
+        expect((await fresh.query(limits)).rows).toEqual([want]);
+      } finally {
+        reused.release();
+        fresh.release();
+      }
+      expect(pool.totalCount).toBe(2);
+    } finally {
+      await pool.end();
+    }
+  });
+
   it("an idle connection killed by the server goes to onError, and the pool carries on", async () => {
     let reported!: (err: Error) => void;
     const errorSeen = new Promise<Error>((resolve) => (reported = resolve));
