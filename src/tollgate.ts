@@ -72,7 +72,7 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
     onError: (msg, err) => log.warn(msg, { message: err instanceof Error ? err.message : String(err) }),
     clock,
     // What LangGraph and the ledger store is scrubbed too: a database file or backup is an exit.
-    scrub: (text) => scrubber.scrub(text),
+    scrub: scrubber,
   });
   const tools = o.tools ? o.tools(store) : await demoTools(store, config.testTools);
   const model = o.model ?? createModel({

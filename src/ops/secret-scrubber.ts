@@ -11,6 +11,11 @@ export const SCRUBBED = "***";
 export interface SecretScrubber {
   scrub(text: string): string;
   /**
+   * Only the configured secrets, not what merely looks like a credential: for words that must stay
+   * as they are unless they hold a real secret (a tool call's arguments, bound to its approval).
+   */
+  scrubExact(text: string): string;
+  /**
    * A copy of `value` with every string in it scrubbed: objects and arrays walked, an `Error`
    * turned into `{name, message, stack}` (its message and stack scrubbed too).
    */
@@ -72,6 +77,7 @@ export function createSecretScrubber(secrets: readonly string[] = []): SecretScr
 
   return {
     scrub,
+    scrubExact: (text: string): string => (known && text ? text.replace(known, SCRUBBED) : text),
     scrubDeep: <T>(value: T): T => deep(value, 0, new WeakSet()) as T,
   };
 }

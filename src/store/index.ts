@@ -1,13 +1,13 @@
 import type { Clock } from "../clock.js";
 import type { Store } from "./types.js";
-import type { Scrub } from "./stored-secrets.js";
+import type { SecretFilter } from "./stored-secrets.js";
 import { openSqliteStore, type SqliteStore } from "./sqlite/index.js";
 import type { PostgresStore } from "./postgres/index.js";
 
 export type * from "./types.js";
 export { callRow } from "./audit-records.js";
 export { isStorageFault } from "./storage-fault.js";
-export { NO_SCRUB, type Scrub } from "./stored-secrets.js";
+export { NO_SCRUB, type SecretFilter } from "./stored-secrets.js";
 export { openSqliteStore, openDatabase, type Db, type SqliteStore } from "./sqlite/index.js";
 export type { PostgresStore } from "./postgres/index.js";
 export { databaseWithoutSecrets, storeLocation, type StoreLocation } from "./store-location.js";
@@ -25,7 +25,7 @@ export interface StoreSettings {
   /** Where "now" comes from for the rows' timestamps; the system clock when not given. */
   clock?: Clock;
   /** Scrubs secrets from what is stored (checkpoints and their writes, ledger outcomes). */
-  scrub?: Scrub;
+  scrub?: SecretFilter;
 }
 
 /** Opens the store the settings name, migrated and ready. */

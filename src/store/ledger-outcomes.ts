@@ -1,7 +1,7 @@
 import type { LedgerClaim } from "../ledger/index.js";
 import type { ToolOutcome } from "../tools/index.js";
 import { isStorageFault } from "./storage-fault.js";
-import { NO_SCRUB, type Scrub, scrubJsonText } from "./stored-secrets.js";
+import { NO_SCRUB, type SecretFilter, scrubJsonText } from "./stored-secrets.js";
 
 const RETRY_MS = 250;
 
@@ -35,7 +35,7 @@ export class OutcomeWriter {
    */
   constructor(
     private readonly write: (key: string, stored: string) => Promise<unknown>,
-    private readonly scrub: Scrub = NO_SCRUB,
+    private readonly filter: SecretFilter = NO_SCRUB,
   ) {}
 
   /** The outcome of a call whose write is on its way or was refused; the database's answer else. */
@@ -47,7 +47,7 @@ export class OutcomeWriter {
     // Answered from memory at once, so a peek while the write is on its way sees it.
     this.kept.set(key, outcome);
     try {
-      await this.write(key, scrubJsonText(JSON.stringify(outcome), this.scrub));
+      await this.write(key, scrubJsonText(JSON.stringify(outcome), this.filter));
     } catch (err) {
       if (!isStorageFault(err)) throw err;
       this.retry ??= setTimeout(() => this.retryAll(), RETRY_MS);

@@ -1,5 +1,5 @@
 import { JsonPlusSerializer, type SerializerProtocol } from "@langchain/langgraph-checkpoint";
-import { NO_SCRUB, type Scrub, scrubJsonText } from "./stored-secrets.js";
+import { NO_SCRUB, type SecretFilter, scrubJsonText } from "./stored-secrets.js";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -12,23 +12,23 @@ const strictDecoder = new TextDecoder("utf-8", { fatal: true });
  */
 export class ScrubbingSerializer implements SerializerProtocol {
   constructor(
-    private readonly scrub: Scrub,
+    private readonly filter: SecretFilter,
     private readonly inner: SerializerProtocol = new JsonPlusSerializer(),
   ) {}
 
   async dumpsTyped(data: unknown): Promise<[string, Uint8Array]> {
     const [type, bytes] = await this.inner.dumpsTyped(data);
-    if (this.scrub === NO_SCRUB) return [type, bytes];
+    if (this.filter === NO_SCRUB) return [type, bytes];
     if (type === "json") {
       const text = decoder.decode(bytes);
-      const scrubbed = scrubJsonText(text, this.scrub);
+      const scrubbed = scrubJsonText(text, this.filter);
       return [type, scrubbed === text ? bytes : encoder.encode(scrubbed)];
     }
     if (type === "bytes") {
       // Raw bytes are scrubbed only when they are text; binary data cannot carry a key as typed.
       const text = asUtf8(bytes);
       if (text !== undefined) {
-        const scrubbed = this.scrub(text);
+        const scrubbed = this.filter.scrub(text);
         if (scrubbed !== text) return [type, encoder.encode(scrubbed)];
       }
     }

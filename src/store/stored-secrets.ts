@@ -2,31 +2,52 @@
  * What a store writes is scrubbed of secrets first: an upstream error that echoes the model's API
  * key or a bearer token reaches LangGraph's checkpoint writes (`__error__`, a tool message) and
  * the ledger's outcomes, and a database file or backup must not hold it. The store is given the
- * scrub function; which secrets there are is the caller's business.
+ * filter; which secrets there are is the caller's business.
  */
-export type Scrub = (text: string) => string;
+export interface SecretFilter {
+  /** Configured secrets and whatever is shaped like a credential: for text nothing is bound to. */
+  scrub(text: string): string;
+  /**
+   * Configured secrets only: for a tool call's arguments, which an approval's hash is bound to. A
+   * shape that merely looks like a credential ("Authorization: granted") is the call's own words
+   * and must run as approved; a configured secret in them is a leak, and the call then fails
+   * closed (its stored arguments no longer match the approved hash).
+   */
+  scrubExact(text: string): string;
+}
 
 /** Stores nothing differently: for stores opened by tools and tests that hold no secrets. */
-export const NO_SCRUB: Scrub = (text) => text;
+export const NO_SCRUB: SecretFilter = { scrub: (text) => text, scrubExact: (text) => text };
 
 /**
  * `json` with every string in it (keys too) scrubbed, as valid JSON. The text is only parsed when
  * the scrub finds something in it, which almost no write does; scrubbing the text itself could
  * cut across JSON's syntax (a secret that is also a literal such as `true`).
  */
-export function scrubJsonText(json: string, scrub: Scrub): string {
-  if (scrub === NO_SCRUB || scrub(json) === json) return json;
-  return JSON.stringify(scrubValue(JSON.parse(json), scrub));
+export function scrubJsonText(json: string, filter: SecretFilter): string {
+  if (filter === NO_SCRUB || filter.scrub(json) === json) return json;
+  return JSON.stringify(walk(JSON.parse(json), filter, "free"));
 }
 
-function scrubValue(value: unknown, scrub: Scrub): unknown {
-  if (typeof value === "string") return scrub(value);
-  if (Array.isArray(value)) return value.map((v) => scrubValue(v, scrub));
+/**
+ * Where a value sits: free text; an element of a `tool_calls`/`tool_call_chunks` list (a call);
+ * or a call's arguments (`args`, and OpenAI's raw `function.arguments`), which are bound.
+ */
+type Place = "free" | "call" | "bound";
+
+const CALL_LISTS = new Set(["tool_calls", "tool_call_chunks", "invalid_tool_calls"]);
+const CALL_ARGUMENTS = new Set(["args", "function"]);
+
+function walk(value: unknown, filter: SecretFilter, place: Place): unknown {
+  if (typeof value === "string") return place === "bound" ? filter.scrubExact(value) : filter.scrub(value);
+  if (Array.isArray(value)) return value.map((v) => walk(v, filter, place));
   if (!value || typeof value !== "object") return value;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
+    const inner: Place = place === "bound" ? "bound" : CALL_LISTS.has(k) ? "call" : place === "call" && CALL_ARGUMENTS.has(k) ? "bound" : "free";
+    const key = place === "bound" ? filter.scrubExact(k) : filter.scrub(k);
     // Defined as an own property: a key "__proto__" stays data, as JSON.parse made it.
-    Object.defineProperty(out, scrub(k), { value: scrubValue(v, scrub), enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(out, key, { value: walk(v, filter, inner), enumerable: true, writable: true, configurable: true });
   }
   return out;
 }

@@ -42,10 +42,10 @@ async function get(path: string): Promise<string> {
 const expectNone = (where: string, text: string) => expectNoneOf(SECRETS, where, text);
 
 /** No table holds a secret: tollgate's own rows, and LangGraph's checkpoints and writes (BLOBs decoded). */
-function expectNoneStored(): void {
+function expectNoneStored(secrets: readonly string[] = SECRETS): void {
   const tables = storedTextByTable(s.db);
   expect([...tables.keys()].some((t) => /writes/.test(t)), "the checkpointer's writes table is read").toBe(true);
-  const leaks = [...tables].flatMap(([table, text]) => SECRETS.filter((v) => text.includes(v)).map((v) => `${table} holds ${v}`));
+  const leaks = [...tables].flatMap(([table, text]) => secrets.filter((v) => text.includes(v)).map((v) => `${table} holds ${v}`));
   expect(leaks, "stored rows holding a secret").toEqual([]);
 }
 
@@ -115,6 +115,18 @@ describe("secrets are scrubbed", () => {
     expectNoneStored();
   });
 
+  it("a call whose arguments only look like credentials runs as the model wrote it, after the checkpoint was stored", async () => {
+    const id = threadId("secret-lookalike");
+    // Shaped like credentials, configured nowhere: the approval is bound to these exact words.
+    const body = "Authorization: granted by Ada. Use header Bearer abcdefghijkl and key sk-notasecret123.";
+    s.model.push({ toolCalls: [{ id: "sl1", name: "send_email", args: { to: "ada@example.com", subject: "s", body } }] }, { text: "Sent." });
+    const intr = parseSse(await post(`/threads/${id}/runs`, { message: "email ada" })).at(-1)!;
+    expect(intr.type).toBe("interrupt");
+    const sse = parseSse(await post(`/threads/${id}/resume`, { interrupt_id: intr.data.interrupt_id, decisions: [{ call_id: "sl1", approved: true }] }));
+    expect(sse.find((e) => e.type === "tool_result")?.data, JSON.stringify(sse.map((e) => e.data))).toMatchObject({ call_id: "sl1", status: "ok" });
+    expect(s.db.rows<{ body: string }>("outbox", "call_id = ?", "sl1").map((r) => r.body)).toEqual([body]);
+  });
+
   it("a tool error echoing the key: the tool_result error and the thread view are scrubbed", async () => {
     const id = threadId("secret-tool");
     s.model.push(
@@ -133,6 +145,8 @@ describe("secrets are scrubbed", () => {
     expectNone("the server's stdout and stderr", s.server.stdout() + s.server.stderr());
     // What the model reads is the tool's own words.
     expect(toolMessagesSeen(s.model.requests.at(-1)!.body).get("sx1")).toContain(KEY);
-    expectNoneStored();
+    // The configured key is cut even from the call's arguments. The upstream's bearer, configured
+    // nowhere, stays there: those are the model's own words, which an approval is bound to.
+    expectNoneStored([KEY, ALICE]);
   });
 });

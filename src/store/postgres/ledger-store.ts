@@ -1,7 +1,7 @@
 import { type LedgerClaim, type LedgerEntry, NOT_HOLDER, REUSED_CALL_ID } from "../../ledger/index.js";
 import type { ToolOutcome } from "../../tools/index.js";
 import { claimOfRow, type LedgerRow, OutcomeWriter } from "../ledger-outcomes.js";
-import { NO_SCRUB, type Scrub } from "../stored-secrets.js";
+import { NO_SCRUB, type SecretFilter } from "../stored-secrets.js";
 import type { LedgerStore } from "../types.js";
 import { changedOne, type Queryable } from "./queryable.js";
 import { type Clock, systemClock } from "../../clock.js";
@@ -18,7 +18,7 @@ export class PgLedger implements LedgerStore {
     private readonly q: Queryable,
     private readonly replicaId: string,
     private readonly clock: Clock = systemClock,
-    scrub: Scrub = NO_SCRUB,
+    scrub: SecretFilter = NO_SCRUB,
   ) {
     this.outcomes = new OutcomeWriter(
       (key, stored) =>

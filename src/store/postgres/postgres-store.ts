@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { ScrubbingSerializer } from "../scrubbing-serializer.js";
-import { NO_SCRUB, type Scrub } from "../stored-secrets.js";
+import { NO_SCRUB, type SecretFilter } from "../stored-secrets.js";
 import type { Store, StoreOps } from "../types.js";
 import { type Clock, systemClock } from "../../clock.js";
 import { PgAuditStore } from "./audit-store.js";
@@ -35,7 +35,7 @@ export interface PostgresStoreOptions {
    */
   clock?: Clock;
   /** Scrubs secrets from what is stored: checkpoints, checkpoint writes and blobs, ledger outcomes. */
-  scrub?: Scrub;
+  scrub?: SecretFilter;
 }
 
 /** How long `readable()` waits for `SELECT 1` before answering false. */

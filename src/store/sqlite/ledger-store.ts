@@ -1,7 +1,7 @@
 import { type LedgerClaim, type LedgerEntry, NOT_HOLDER, REUSED_CALL_ID } from "../../ledger/index.js";
 import type { ToolOutcome } from "../../tools/index.js";
 import { claimOfRow, type LedgerRow, OutcomeWriter } from "../ledger-outcomes.js";
-import { NO_SCRUB, type Scrub } from "../stored-secrets.js";
+import { NO_SCRUB, type SecretFilter } from "../stored-secrets.js";
 import type { LedgerStore } from "../types.js";
 import type { SqliteConn } from "./sqlite-conn.js";
 import { type Clock, systemClock } from "../../clock.js";
@@ -18,7 +18,7 @@ export class SqliteLedger implements LedgerStore {
     private readonly conn: SqliteConn,
     private readonly replicaId: string,
     private readonly clock: Clock = systemClock,
-    scrub: Scrub = NO_SCRUB,
+    scrub: SecretFilter = NO_SCRUB,
   ) {
     const { db } = conn;
     this.q = {

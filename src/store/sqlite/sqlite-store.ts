@@ -1,7 +1,7 @@
 import type { Database } from "better-sqlite3";
 import { LocalBus } from "../local-bus.js";
 import { ScrubbingSerializer } from "../scrubbing-serializer.js";
-import { NO_SCRUB, type Scrub } from "../stored-secrets.js";
+import { NO_SCRUB, type SecretFilter } from "../stored-secrets.js";
 import type { Store, StoreOps } from "../types.js";
 import { type Clock, systemClock } from "../../clock.js";
 import { SqliteAuditStore } from "./audit-store.js";
@@ -33,7 +33,7 @@ export interface SqliteStoreOptions {
   /** Where "now" comes from for the rows' timestamps; the system clock when not given. */
   clock?: Clock;
   /** Scrubs secrets from what is stored: checkpoints, checkpoint writes, ledger outcomes. */
-  scrub?: Scrub;
+  scrub?: SecretFilter;
 }
 
 export async function openSqliteStore(dataDir: string, { clock = systemClock, scrub = NO_SCRUB }: SqliteStoreOptions = {}): Promise<SqliteStore> {

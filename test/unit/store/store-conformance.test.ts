@@ -25,7 +25,7 @@ import type {
 } from "../../../src/store/types.js";
 import type { Clock } from "../../../src/clock.js";
 import { createSecretScrubber } from "../../../src/ops/index.js";
-import type { Scrub } from "../../../src/store/index.js";
+import type { SecretFilter } from "../../../src/store/index.js";
 import { ERROR, emptyCheckpoint } from "@langchain/langgraph-checkpoint";
 import { assertPostgresAvailable, type PgCluster, skipPostgresSuite, startPostgres } from "../../helpers/postgres.js";
 
@@ -35,7 +35,7 @@ type Row = Record<string, unknown>;
 interface Db {
   store: Store;
   /** Another store on the same database: another replica (PostgreSQL), another connection (SQLite). */
-  open(opts?: { onError?: (msg: string, err: unknown) => void; clock?: Clock; scrub?: Scrub }): Promise<Store>;
+  open(opts?: { onError?: (msg: string, err: unknown) => void; clock?: Clock; scrub?: SecretFilter }): Promise<Store>;
   /** Raw SQL with `?` placeholders, as the store's own connection runs it. */
   sql(text: string, params?: unknown[]): Promise<Row[]>;
 }
@@ -668,7 +668,7 @@ describe.each([sqlite, postgres])("the $name store", (backend) => {
     describe("secrets", () => {
       // A configured key, and one that is also a JSON literal: scrubbing must keep stored JSON valid.
       const KEY = "sk-conf-ABCDEFGH12345678";
-      const scrub: Scrub = createSecretScrubber([KEY, "true"]).scrub;
+      const scrub: SecretFilter = createSecretScrubber([KEY, "true"]);
       let db: Db;
       let s: Store;
       beforeAll(async () => {
@@ -700,15 +700,26 @@ describe.each([sqlite, postgres])("the $name store", (backend) => {
 
       it("checkpoints and their writes (a failed node's __error__ included) are stored scrubbed, as valid JSON", async () => {
         const config = { configurable: { thread_id: id("t"), checkpoint_ns: "" } };
-        const checkpoint = { ...emptyCheckpoint(), channel_values: { note: `key ${KEY}`, flag: true }, channel_versions: { note: 1, flag: 1 } };
-        const saved = await s.checkpointer.put(config, checkpoint, { source: "loop", step: 1, parents: {}, note: KEY } as never, { note: 1, flag: 1 });
+        // A tool call's arguments are bound to its approval: only a configured secret is cut from them,
+        // never words that merely look like a credential.
+        const lookalike = "Authorization: granted";
+        const call = { tool_calls: [{ id: "c1", name: "send_email", args: { body: lookalike, leak: KEY }, function: { arguments: `{"body":"${lookalike}"}` } }], text: lookalike };
+        const checkpoint = { ...emptyCheckpoint(), channel_values: { note: `key ${KEY}`, flag: true, call }, channel_versions: { note: 1, flag: 1, call: 1 } };
+        const saved = await s.checkpointer.put(config, checkpoint, { source: "loop", step: 1, parents: {}, note: KEY } as never, { note: 1, flag: 1, call: 1 });
         await s.checkpointer.putWrites(saved, [[ERROR, { message: `401 Incorrect API key provided: ${KEY}`, name: "AuthenticationError" }]], "task-1");
         const rows = await checkpointRows();
         expect(rows.length).toBeGreaterThan(0);
         for (const v of rows) expect(v).not.toContain(KEY);
         const tuple = await s.checkpointer.getTuple(saved);
         // What was stored scrubbed reads back scrubbed; the literal `true` is no string, and stays JSON.
-        expect(tuple!.checkpoint.channel_values).toEqual({ note: "key ***", flag: true });
+        expect(tuple!.checkpoint.channel_values).toEqual({
+          note: "key ***",
+          flag: true,
+          call: {
+            tool_calls: [{ id: "c1", name: "send_email", args: { body: lookalike, leak: "***" }, function: { arguments: `{"body":"${lookalike}"}` } }],
+            text: "Authorization: ***",
+          },
+        });
         expect(tuple!.pendingWrites).toEqual([["task-1", ERROR, { message: "401 Incorrect API key provided: ***", name: "AuthenticationError" }]]);
       });
 
