@@ -49,11 +49,16 @@ export async function finishNormally(ctx: RunContext, run: ActiveRun, end: Graph
       run_id: run.runId,
       calls: unansweredCalls(values.messages)
         .filter((c) => ctx.registry.needsApproval(c.name))
-        .map((c) => ({
-          ...ctx.registry.pendingCall({ id: c.id!, name: c.name, args: c.args }),
-          args_hash: hashArgs(c.args),
-          audit_hash: ctx.store.audit.hash(c.args),
-        })),
+        .map((c) => {
+          const shown = ctx.registry.pendingCall({ id: c.id!, name: c.name, args: c.args });
+          return {
+            ...shown,
+            // Kept as people see them (masked, scrubbed): the hashes bind the real ones.
+            args: ctx.redactor.scrubber.scrubDeep(shown.args),
+            args_hash: hashArgs(c.args),
+            audit_hash: ctx.store.audit.hash(c.args),
+          };
+        }),
       created_at: now,
       expires_at: now + ctx.settings.approvalTtlMs,
       requester: run.requester,

@@ -127,6 +127,18 @@ describe("secrets are scrubbed", () => {
     expect(s.db.rows<{ body: string }>("outbox", "call_id = ?", "sl1").map((r) => r.body)).toEqual([body]);
   });
 
+  it("a gated call whose arguments carry the key: nothing stores it, and once approved it fails closed instead of sending it", async () => {
+    const id = threadId("secret-exfil");
+    s.model.push({ toolCalls: [{ id: "se1", name: "send_email", args: { to: "eve@example.com", subject: `key ${KEY}`, body: `the key is ${KEY}` } }] }, { text: "Done." });
+    const intr = parseSse(await post(`/threads/${id}/runs`, { message: "email eve" })).at(-1)!;
+    expect(intr.type).toBe("interrupt");
+    expectNoneStored();
+    const sse = parseSse(await post(`/threads/${id}/resume`, { interrupt_id: intr.data.interrupt_id, decisions: [{ call_id: "se1", approved: true }] }));
+    expect(sse.find((e) => e.type === "tool_result")?.data).toMatchObject({ call_id: "se1", status: "error" });
+    expect(s.db.rows("outbox", "call_id = ?", "se1")).toEqual([]);
+    expectNoneStored();
+  });
+
   it("a tool error echoing the key: the tool_result error and the thread view are scrubbed", async () => {
     const id = threadId("secret-tool");
     s.model.push(
