@@ -123,7 +123,7 @@ export class ScriptedChatModel extends BaseChatModel<ScriptedChatModelCallOption
       await abortableSleep(first ? 0 : this.tokenDelayMs, options.signal);
       first = false;
     };
-    for (const piece of text.match(/\s*\S+/g) ?? []) {
+    for (const piece of text.match(/\s*\S+\s*$|\s*\S+/g) ?? []) {
       await pause();
       const chunk = new ChatGenerationChunk({ text: piece, message: new AIMessageChunk({ id, content: piece }) });
       yield chunk;

@@ -16,6 +16,11 @@ export interface SecretScrubber {
    */
   scrubExact(text: string): string;
   /**
+   * A string field's value, scrubbed as its key makes it read: under `authorization` the value is a
+   * credential (`{"authorization": "abc123"}`), which the value alone does not show.
+   */
+  scrubEntry(key: string, value: string): string;
+  /**
    * A copy of `value` with every string in it scrubbed: objects and arrays walked, an `Error`
    * turned into `{name, message, stack}` (its message and stack scrubbed too).
    */
@@ -26,6 +31,7 @@ export interface SecretScrubber {
 // not): the value is an optional scheme and a credential. A bare scheme (the `Bearer <token>` of
 // a help text) is not a credential; `***` is not one either, so scrubbing twice changes nothing.
 const AUTHORIZATION = /\b((?:proxy-)?authorization(?:\\?["'])?\s*[:=]\s*(?:\\?")?)((?:[A-Za-z][A-Za-z0-9-]*\s+)?[A-Za-z0-9\-._~+/=]+)/gi;
+const AUTHORIZATION_KEY = /^(?:proxy-)?authorization$/i;
 const SCHEME_ONLY = /^(?:bearer|basic|digest|token|negotiate|ntlm)$/i;
 // `Bearer <RFC 6750 b64token>`, the whole token (not a prefix of it, not `realm="…"`).
 const BEARER = /\b(bearer)\s+([A-Za-z0-9\-._~+/]+=*)(?![A-Za-z0-9\-._~+/="'])/gi;
@@ -54,6 +60,12 @@ export function createSecretScrubber(secrets: readonly string[] = []): SecretScr
     return out.replace(OPENAI_KEY, SCRUBBED);
   };
 
+  const scrubEntry = (key: string, value: string): string => {
+    if (!AUTHORIZATION_KEY.test(key)) return scrub(value);
+    const prefix = "authorization: ";
+    return scrub(prefix + value).slice(prefix.length);
+  };
+
   const deep = (value: unknown, depth: number, seen: WeakSet<object>): unknown => {
     if (typeof value === "string") return scrub(value);
     if (!value || typeof value !== "object") return value;
@@ -68,7 +80,7 @@ export function createSecretScrubber(secrets: readonly string[] = []): SecretScr
       const toJSON = (value as { toJSON?: unknown }).toJSON;
       if (typeof toJSON === "function") return deep(toJSON.call(value), depth + 1, seen); // a Date, as JSON shows it
       const out: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(value)) out[k] = deep(v, depth + 1, seen);
+      for (const [k, v] of Object.entries(value)) out[k] = typeof v === "string" ? scrubEntry(k, v) : deep(v, depth + 1, seen);
       return out;
     } finally {
       seen.delete(value);
@@ -78,6 +90,7 @@ export function createSecretScrubber(secrets: readonly string[] = []): SecretScr
   return {
     scrub,
     scrubExact: (text: string): string => (known && text ? text.replace(known, SCRUBBED) : text),
+    scrubEntry,
     scrubDeep: <T>(value: T): T => deep(value, 0, new WeakSet()) as T,
   };
 }

@@ -14,10 +14,12 @@ export interface SecretFilter {
    * closed (its stored arguments no longer match the approved hash).
    */
   scrubExact(text: string): string;
+  /** A string field's value as its key makes it read (under `authorization`: a credential). */
+  scrubEntry(key: string, value: string): string;
 }
 
 /** Stores nothing differently: for stores opened by tools and tests that hold no secrets. */
-export const NO_SCRUB: SecretFilter = { scrub: (text) => text, scrubExact: (text) => text };
+export const NO_SCRUB: SecretFilter = { scrub: (text) => text, scrubExact: (text) => text, scrubEntry: (_key, value) => value };
 
 /**
  * `json` with every string in it (keys too) scrubbed, as valid JSON. The text is only parsed when
@@ -37,17 +39,22 @@ type Place = "free" | "call" | "bound";
 
 const CALL_LISTS = new Set(["tool_calls", "tool_call_chunks", "invalid_tool_calls"]);
 const CALL_ARGUMENTS = new Set(["args", "function"]);
+/** Ids key the ledger, decisions and history repairs: never cut by shape, wherever they are. */
+const IDS = new Set(["id", "tool_call_id"]);
 
-function walk(value: unknown, filter: SecretFilter, place: Place): unknown {
-  if (typeof value === "string") return place === "bound" ? filter.scrubExact(value) : filter.scrub(value);
+function walk(value: unknown, filter: SecretFilter, place: Place, key?: string): unknown {
+  if (typeof value === "string") {
+    if (place === "bound" || (key !== undefined && IDS.has(key))) return filter.scrubExact(value);
+    return key === undefined ? filter.scrub(value) : filter.scrubEntry(key, value);
+  }
   if (Array.isArray(value)) return value.map((v) => walk(v, filter, place));
   if (!value || typeof value !== "object") return value;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
     const inner: Place = place === "bound" ? "bound" : CALL_LISTS.has(k) ? "call" : place === "call" && CALL_ARGUMENTS.has(k) ? "bound" : "free";
-    const key = place === "bound" ? filter.scrubExact(k) : filter.scrub(k);
+    const name = place === "bound" ? filter.scrubExact(k) : filter.scrub(k);
     // Defined as an own property: a key "__proto__" stays data, as JSON.parse made it.
-    Object.defineProperty(out, key, { value: walk(v, filter, inner), enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(out, name, { value: walk(v, filter, inner, k), enumerable: true, writable: true, configurable: true });
   }
   return out;
 }

@@ -12,6 +12,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { within } from "../helpers/within.js";
 import type * as ClientModule from "../../src/client/index.js";
 import type { EventOf, ProtocolEvent } from "../../src/protocol/index.js";
 import { type FakeOpenAI, startFakeOpenAI } from "../helpers/fake-openai.js";
@@ -107,17 +108,11 @@ async function runToExit(cmd: string, args: string[], cwd: string, env: Record<s
       resolve(code);
     });
   });
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      killGroup(child, "SIGKILL");
-      reject(new Error(`${cmd} ${args.join(" ")} did not exit within ${FAILURE_EXIT_MS} ms of failing to start:\n${output}`));
-    }, FAILURE_EXIT_MS);
-  });
   try {
-    return { code: await Promise.race([closed, late]), output };
-  } finally {
-    clearTimeout(timer);
+    return { code: await within(closed, { ms: FAILURE_EXIT_MS, failure: `${cmd} ${args.join(" ")} did not exit`, since: "failing to start" }), output };
+  } catch (err) {
+    killGroup(child, "SIGKILL");
+    throw new Error(`${(err as Error).message}:\n${output}`);
   }
 }
 

@@ -1,6 +1,7 @@
 import { AIMessage, type AIMessageChunk, type BaseMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { describe, expect, it } from "vitest";
+import { within } from "../../helpers/within.js";
 import { z } from "zod";
 import { ScriptedChatModel, type ScriptedTurn } from "../../../src/testing/index.js";
 
@@ -25,12 +26,6 @@ async function chunks(model: { stream: ScriptedChatModel["stream"] }, messages: 
 /** The chunks merged into one message, as a graph node would. */
 const merged = (cs: AIMessageChunk[]) => cs.reduce((a, b) => a.concat(b));
 
-/** `p`, or a failure naming `what` once `ms` have passed: a model that ignores its signal must fail, not hang. */
-function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: nothing after ${ms} ms`)), ms)));
-  return Promise.race([p, late]).finally(() => clearTimeout(timer));
-}
 
 describe("ScriptedChatModel", () => {
   it("streams its text word by word, then the tool calls with ids, as a provider's model does", async () => {
@@ -40,6 +35,12 @@ describe("ScriptedChatModel", () => {
     const whole = merged(cs);
     expect(whole.content).toBe("Refunding it now.");
     expect(whole.tool_calls).toEqual([{ id: expect.stringMatching(/^call_\w{16}$/), name: "refund", args: { order_id: "A-1" }, type: "tool_call" }]);
+  });
+
+  it("streams every character of its text, the whitespace around it included", async () => {
+    const model = new ScriptedChatModel({ rules: [{ when: /.*/, reply: "  Sent.\n\nBye \n" }] });
+    const cs = await chunks(model, [new HumanMessage("x")]);
+    expect(cs.map((c) => c.content).join("")).toBe("  Sent.\n\nBye \n");
   });
 
   it("keeps the ids a rule gives and makes a different one for each call otherwise", async () => {
@@ -150,7 +151,7 @@ describe("ScriptedChatModel", () => {
       expect((await it.next()).value?.content).toBe("one");
       const next = it.next();
       controller.abort(new Error("cancelled by the test"));
-      await expect(within(next, 5_000, "the second word after the abort")).rejects.toThrow("cancelled by the test");
+      await expect(within(next, { ms: 5_000, failure: "the second word neither came nor failed", since: "the abort" })).rejects.toThrow("cancelled by the test");
     });
 
     it("the model's own stream ends at the abort, not only LangChain's wrapper around it (no timer left running)", async () => {
@@ -163,7 +164,7 @@ describe("ScriptedChatModel", () => {
       expect((await own.next()).value?.text).toBe("one");
       const next = own.next();
       controller.abort(new Error("cancelled by the test"));
-      await expect(within(next, 5_000, "the model's own stream after the abort")).rejects.toThrow("cancelled by the test");
+      await expect(within(next, { ms: 5_000, failure: "the model's own stream neither ended nor failed", since: "the abort" })).rejects.toThrow("cancelled by the test");
     });
 
     it("an already aborted call streams nothing", async () => {

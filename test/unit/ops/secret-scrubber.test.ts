@@ -24,6 +24,13 @@ describe("secret scrubber", () => {
     expect(createSecretScrubber([odd]).scrub(json)).toBe(JSON.stringify({ error: `refused ${SCRUBBED}` }));
   });
 
+  it("reads a value under an authorization key as a credential, which the value alone does not show", () => {
+    expect(s.scrubDeep({ headers: { Authorization: "abc123tok", "proxy-authorization": "Basic dXNlcjpwdw==", accept: "abc123tok" } })).toEqual({
+      headers: { Authorization: SCRUBBED, "proxy-authorization": SCRUBBED, accept: "abc123tok" },
+    });
+    expect(s.scrubEntry("authorization", "Bearer")).toBe("Bearer"); // a scheme alone is no credential
+  });
+
   it("does not scrub configured values too short to be secrets, nor treat them as patterns", () => {
     expect(s.scrub("abc def")).toBe("abc def");
     expect(createSecretScrubber(["a.c+"]).scrub("abcc a.c+")).toBe(`abcc ${SCRUBBED}`);

@@ -703,7 +703,11 @@ describe.each([sqlite, postgres])("the $name store", (backend) => {
         // A tool call's arguments are bound to its approval: only a configured secret is cut from them,
         // never words that merely look like a credential.
         const lookalike = "Authorization: granted";
-        const call = { tool_calls: [{ id: "c1", name: "send_email", args: { body: lookalike, leak: KEY }, function: { arguments: `{"body":"${lookalike}"}` } }], text: lookalike };
+        const call = {
+          tool_calls: [{ id: "sk-call-00000001", name: "send_email", args: { body: lookalike, leak: KEY }, function: { arguments: `{"body":"${lookalike}"}` } }],
+          text: lookalike,
+          headers: { authorization: "abc123tok" },
+        };
         const checkpoint = { ...emptyCheckpoint(), channel_values: { note: `key ${KEY}`, flag: true, call }, channel_versions: { note: 1, flag: 1, call: 1 } };
         const saved = await s.checkpointer.put(config, checkpoint, { source: "loop", step: 1, parents: {}, note: KEY } as never, { note: 1, flag: 1, call: 1 });
         await s.checkpointer.putWrites(saved, [[ERROR, { message: `401 Incorrect API key provided: ${KEY}`, name: "AuthenticationError" }]], "task-1");
@@ -716,8 +720,10 @@ describe.each([sqlite, postgres])("the $name store", (backend) => {
           note: "key ***",
           flag: true,
           call: {
-            tool_calls: [{ id: "c1", name: "send_email", args: { body: lookalike, leak: "***" }, function: { arguments: `{"body":"${lookalike}"}` } }],
+            // An id shaped like a key stays: ids key the ledger and the decisions.
+            tool_calls: [{ id: "sk-call-00000001", name: "send_email", args: { body: lookalike, leak: "***" }, function: { arguments: `{"body":"${lookalike}"}` } }],
             text: "Authorization: ***",
+            headers: { authorization: "***" },
           },
         });
         expect(tuple!.pendingWrites).toEqual([["task-1", ERROR, { message: "401 Incorrect API key provided: ***", name: "AuthenticationError" }]]);

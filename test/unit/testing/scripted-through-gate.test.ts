@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { tool } from "@langchain/core/tools";
 import { afterEach, describe, expect, it } from "vitest";
+import { within } from "../../helpers/within.js";
 import { z } from "zod";
 import { TollgateClient } from "../../../src/client/index.js";
 import { loadConfig } from "../../../src/config.js";
@@ -85,9 +86,9 @@ describe("a ScriptedChatModel behind tollgate", () => {
         if (e.type === "token") await client.cancel("t3");
       }
     })();
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no end 5 s after the cancel: ${JSON.stringify(events)}`)), 5_000)));
-    await Promise.race([ended, late]).finally(() => clearTimeout(timer));
+    await within(ended, { ms: 5_000, failure: "the stream did not end", since: "the cancel" }).catch((err: Error) => {
+      throw new Error(`${err.message}; events: ${JSON.stringify(events)}`);
+    });
     expect(events.map((e) => e.type)).toEqual(["token", "cancelled"]);
     expect(events.at(-1)).toMatchObject({ reason: "api" });
   });
