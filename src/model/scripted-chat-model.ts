@@ -31,8 +31,9 @@ export interface ScriptedTurn {
   /** The latest user message, as text. */
   request: string;
   /**
-   * The tool messages since that message, oldest first (`[]` on the first call of the turn). A
-   * call a person refused is here too, its content `Rejected: <reason>`.
+   * The tool messages since that message, oldest first (`[]` on the first call of the turn), as
+   * the model reads them: a refused call's content is `Rejected: <reason>`, an approved call's is
+   * the tool's output, after a line `Approved with edits: <keys>` when a person edited it.
    */
   toolResults: ToolMessage[];
   /** Every message the model was sent, the system prompt first. */
