@@ -1,1 +1,2 @@
 export { abortableSleep } from "./abortable-sleep.js";
+export { escapeRegExp } from "./escape-reg-exp.js";

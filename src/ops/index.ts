@@ -13,3 +13,4 @@ export type { Tracing, TracingOptions } from "./tracing.js";
 export { TraceMasker } from "./tracing-masker.js";
 export { Metrics, NO_METER, RUN_OUTCOMES, APPROVAL_DECISIONS, MODEL_ERROR_CODES } from "./metrics.js";
 export type { GaugeSources, MetricsOptions, RunKind, RunMeter } from "./metrics.js";
+export { createTokenFilter, PASS_TOKENS, type TokenFilter } from "./token-filter.js";

@@ -1,6 +1,7 @@
 import type { EventBody, InterruptPayload, ThreadMessage } from "../protocol/index.js";
 import type { ToolRegistry } from "../tools/index.js";
 import type { SecretScrubber } from "./secret-scrubber.js";
+import type { TokenFilter } from "./token-filter.js";
 
 /** How the model's copy of an edited call's result starts (see `graphs/tool-messages.ts`). */
 const EDITED_PREFIX = "Approved with edits:";
@@ -13,7 +14,7 @@ const EDITED_PREFIX = "Approved with edits:";
  * and the ledger, and approvals stay bound to the hash of the real arguments.
  *
  * Free text (tokens, the model's words, the user's) is not scanned for sensitive values; secrets
- * are scrubbed from every string but tokens, which stay on a fast path.
+ * are scrubbed from every string, and from tokens by the configured secrets (`tokenFilter`).
  */
 export class Redactor {
   constructor(
@@ -25,6 +26,11 @@ export class Redactor {
   event(body: EventBody): EventBody {
     if (body.type === "token") return body;
     return this.scrubber.scrubDeep(this.mask(body));
+  }
+
+  /** A filter for one run's tokens: the configured secrets, even split across tokens. */
+  tokenFilter(): TokenFilter {
+    return this.scrubber.tokenFilter();
   }
 
   /** A message of `GET /threads/:id`. */

@@ -1,3 +1,6 @@
+import { escapeRegExp } from "../lib/index.js";
+import { createTokenFilter, type TokenFilter } from "./token-filter.js";
+
 /** What a scrubbed secret becomes: the same mask as a masked argument. */
 export const SCRUBBED = "***";
 
@@ -20,6 +23,8 @@ export interface SecretScrubber {
    * credential (`{"authorization": "abc123"}`), which the value alone does not show.
    */
   scrubEntry(key: string, value: string): string;
+  /** A filter that scrubs the configured secrets from one run's streamed tokens. */
+  tokenFilter(): TokenFilter;
   /**
    * A copy of `value` with every string in it scrubbed: objects and arrays walked, an `Error`
    * turned into `{name, message, stack}` (its message and stack scrubbed too).
@@ -91,10 +96,7 @@ export function createSecretScrubber(secrets: readonly string[] = []): SecretScr
     scrub,
     scrubExact: (text: string): string => (known && text ? text.replace(known, SCRUBBED) : text),
     scrubEntry,
+    tokenFilter: () => createTokenFilter(exact, SCRUBBED),
     scrubDeep: <T>(value: T): T => deep(value, 0, new WeakSet()) as T,
   };
-}
-
-function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }

@@ -1,11 +1,13 @@
 import { type EventBody, TERMINAL_TYPES } from "../protocol/index.js";
-import { NO_METER, type RunMeter } from "../ops/index.js";
+import { NO_METER, type RunMeter, type TokenFilter } from "../ops/index.js";
 import type { LoggedEvent } from "../store/index.js";
 import type { EventPersister } from "./event-persister.js";
 
 /** What masks and scrubs an event before anyone sees it (see `Redactor`). */
 export interface EventRedactor {
   event(body: EventBody): EventBody;
+  /** Scrubs one stream of tokens, which `event` lets pass: secrets split across tokens included. */
+  tokenFilter(): TokenFilter;
 }
 
 const terminal = new Set<string>(TERMINAL_TYPES);
@@ -25,6 +27,8 @@ export class RunLog {
   private ended = false;
   /** The terminal event is being committed: nothing more is appended. */
   private ending = false;
+  /** The run's streamed text on its way out, scrubbed; what may still begin a secret is held. */
+  private readonly tokens: TokenFilter;
 
   constructor(
     readonly runId: string,
@@ -32,7 +36,9 @@ export class RunLog {
     private readonly redactor: EventRedactor,
     /** Counts the run's token events (metrics). */
     private readonly meter: RunMeter = NO_METER,
-  ) {}
+  ) {
+    this.tokens = redactor.tokenFilter();
+  }
 
   get isEnded(): boolean {
     return this.ended || this.ending;
@@ -54,6 +60,22 @@ export class RunLog {
       if (body.type === "token") return; // a late token of a model that was cut off
       throw new Error(`run ${this.runId}: event '${body.type}' while the run ends`);
     }
+    if (body.type === "token") {
+      const text = this.tokens.push(body.text);
+      if (text) this.add({ ...body, text });
+      return;
+    }
+    this.flushTokens();
+    this.add(body);
+  }
+
+  /** What the token filter still holds goes out before any other event: nothing is lost or reordered. */
+  private flushTokens(): void {
+    const text = this.tokens.flush();
+    if (text) this.add({ type: "token", text });
+  }
+
+  private add(body: EventBody): void {
     const e = this.build(body);
     const index = this.events.push(e) - 1;
     if (e.type === "token") {
@@ -76,6 +98,7 @@ export class RunLog {
    * if the database refuses, this throws and nothing is published.
    */
   async end(body: EventBody, commit: (e: LoggedEvent) => Promise<void>): Promise<void> {
+    if (!this.ending) this.flushTokens();
     const e = this.build(body);
     this.ending = true;
     try {
@@ -93,6 +116,7 @@ export class RunLog {
    * must write the returned event later (with the same seq), when it settles the thread.
    */
   endUnstored(body: EventBody): LoggedEvent {
+    if (!this.ending) this.flushTokens();
     const e = this.build(body);
     this.publishEnd(e);
     return e;
@@ -100,7 +124,8 @@ export class RunLog {
 
   private build(body: EventBody): LoggedEvent {
     if (this.ended) throw new Error(`run ${this.runId}: event '${body.type}' after the terminal event`);
-    // The one exit: nothing unredacted is stored or published. Tokens skip it (free text, and hot).
+    // The one exit: nothing unredacted is stored or published. Tokens went through the token
+    // filter instead (hot, and a secret may be split across them).
     const { type, ...rest } = body.type === "token" ? body : this.redactor.event(body);
     return { seq: this.events.length, type, data: JSON.stringify({ run_id: this.runId, ...rest }) };
   }

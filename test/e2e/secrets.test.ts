@@ -92,6 +92,23 @@ describe("secrets are scrubbed", () => {
     expectNoneStored();
   });
 
+  it("the model repeating the key in its answer, split across tokens: no token, stored event or view shows it; the text reads the same", async () => {
+    const id = threadId("secret-tokens");
+    // Ends in "sk", which could begin the key: held back to the end, then let go before `done`.
+    const text = `The key was ${KEY}, and the token ${ALICE}; for more, just ask`;
+    s.model.push({ text, chunkSize: 5 }); // cuts each secret across several tokens
+    const sse = await post(`/threads/${id}/runs`, { message: "what is the key?" });
+    const events = parseSse(sse);
+    const tokens = events.filter((e) => e.type === "token").map((e) => e.data.text as string);
+    const scrubbed = "The key was ***, and the token ***; for more, just ask";
+    expect(tokens.join("")).toBe(scrubbed);
+    expect(events.at(-1)).toMatchObject({ type: "done", data: { message: scrubbed } });
+    expectNone("the run's SSE", sse);
+    expectNone("run_event_batches", storedFrames());
+    expectNone("GET /threads/:id", await get(`/threads/${id}`));
+    expectNoneStored();
+  });
+
   it("a user message quoting the key: the thread list's title is scrubbed like the thread view", async () => {
     const id = threadId("title");
     s.model.push({ text: "noted" });

@@ -79,6 +79,21 @@ describe("RunLog redacts at its one exit", () => {
   let store: Store | undefined;
   afterEach(async () => store?.close());
 
+  it("tokens lose the configured secrets even split across them; what is held goes out before the next event", async () => {
+    store = await openSqliteStore(fs.mkdtempSync(path.join(os.tmpdir(), "tollgate-redact-")));
+    await store.runs.start("r2", "t2", "message");
+    const log = new RunLog("r2", new EventPersister(store.runs, () => undefined), redactor);
+    const half = Math.floor(KEY.length / 2);
+    for (const text of ["Your key: ", KEY.slice(0, half), `${KEY.slice(half)}. Then a task`]) log.append({ type: "token", text });
+    log.append({ type: "tool_call", call_id: "c1", name: "lookup_order", args: { order_id: "A-1001" }, needs_approval: false });
+    await log.end({ type: "done", outcome: "completed", message: "ok" }, (e) => store!.runs.append("r2", [e]));
+    const events = (await store.runs.read("r2", -1)).map((e) => ({ type: e.type, ...JSON.parse(e.data) }));
+    const texts = events.filter((e) => e.type === "token").map((e) => e.text);
+    expect(texts.join("")).toBe("Your key: ***. Then a task");
+    // The held "task" end ("s" could begin the key) comes out whole, before the tool call.
+    expect(events.map((e) => e.type)).toEqual(["token", "token", "token", "tool_call", "done"]);
+  });
+
   it("stores and publishes masked, scrubbed events; tokens as they came", async () => {
     store = await openSqliteStore(fs.mkdtempSync(path.join(os.tmpdir(), "tollgate-redact-")));
     await store.runs.start("r1", "t1", "message");
