@@ -22,7 +22,10 @@ export interface Target {
   healthPath: string;
 }
 
-const MODEL_ENV = (modelUrl: string) => ({ MODEL: "fake", OPENAI_API_KEY: "bench", OPENAI_BASE_URL: `${modelUrl}/v1` });
+// The key is a configured secret: tollgate holds back a token whose end could begin it (see
+// src/ops/token-filter.ts). Upper case, so no token of the model server (` ~<base 36 stamp>`) can,
+// and every token's transit is measured alone, as it is for FLOOR and PEER.
+const MODEL_ENV = (modelUrl: string) => ({ MODEL: "fake", OPENAI_API_KEY: "BENCH-KEY", OPENAI_BASE_URL: `${modelUrl}/v1` });
 const tempDirs: string[] = [];
 process.once("exit", () => {
   for (const d of tempDirs) fs.rmSync(d, { recursive: true, force: true });

@@ -35,7 +35,7 @@ interface Milestone {
 export async function checkpointSuite(ctx: BenchContext): Promise<Row[]> {
   ctx.focus(null); // in-process: the servers sleep
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tollgate-bench-ckpt-"));
-  const config = loadConfig({ DATA_DIR: dataDir, MODEL: "fake", OPENAI_API_KEY: "bench", OPENAI_BASE_URL: `${ctx.model.url}/v1` });
+  const config = loadConfig({ DATA_DIR: dataDir, MODEL: "fake", OPENAI_API_KEY: "BENCH-KEY", OPENAI_BASE_URL: `${ctx.model.url}/v1` });
   const tg = await createTollgate({ config, log: silentLogger });
   const db = sqliteOf(tg.store);
   const saver = tg.store.checkpointer;

@@ -24,7 +24,7 @@ const TOKENS = 1000;
 export async function eventLogSuite(ctx: BenchContext): Promise<Row[]> {
   ctx.focus(null);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tollgate-bench-log-"));
-  const config = loadConfig({ DATA_DIR: dataDir, MODEL: "fake", OPENAI_API_KEY: "bench", OPENAI_BASE_URL: `${ctx.model.url}/v1` });
+  const config = loadConfig({ DATA_DIR: dataDir, MODEL: "fake", OPENAI_API_KEY: "BENCH-KEY", OPENAI_BASE_URL: `${ctx.model.url}/v1` });
   const tg = await createTollgate({ config, log: silentLogger });
   const runs = ctx.settings.mode === "quick" ? 3 : 10;
   let writeUs = 0;

@@ -145,7 +145,7 @@ function startReplica(modelUrl: string, name: string, dataDir: string, databaseU
     args: tsxArgs("src/main.ts"),
     env: {
       MODEL: "fake",
-      OPENAI_API_KEY: "bench",
+      OPENAI_API_KEY: "BENCH-KEY",
       OPENAI_BASE_URL: `${modelUrl}/v1`,
       PORT: "0",
       HOST: "127.0.0.1",

@@ -24,7 +24,7 @@ const STREAMS = 10;
 export async function storageLockSuite(ctx: BenchContext): Promise<Row[]> {
   ctx.focus(null);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tollgate-bench-lock-"));
-  const config = loadConfig({ DATA_DIR: dataDir, MODEL: "fake", OPENAI_API_KEY: "bench", OPENAI_BASE_URL: `${ctx.model.url}/v1` });
+  const config = loadConfig({ DATA_DIR: dataDir, MODEL: "fake", OPENAI_API_KEY: "BENCH-KEY", OPENAI_BASE_URL: `${ctx.model.url}/v1` });
   const tg = await createTollgate({ config, log: silentLogger });
   const server = serve({ fetch: tg.app.fetch, port: 0, hostname: "127.0.0.1" });
   await new Promise((r) => server.once("listening", r));
