@@ -1,35 +1,23 @@
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { AIMessage, type BaseMessage } from "@langchain/core/messages";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { DEFAULT_SYSTEM_PROMPT } from "../../graphs/agent.js";
-import { loadConfig } from "../../src/config.js";
-import { silentLogger } from "../../src/logger.js";
-import { createTollgate, type Tollgate, type TollgateOptions } from "../../src/tollgate.js";
+import type { TollgateOptions } from "../../src/tollgate.js";
+import { inProcessTollgates } from "../helpers/in-process-tollgate.js";
 import { Scripted } from "../helpers/scripted-model.js";
 
 // createTollgate's systemPrompt reaches the model: a team's agent is told what it is, not that
 // it supports orders.
 
-let tg: Tollgate | undefined;
-const dirs: string[] = [];
-afterEach(async () => {
-  await tg?.close();
-  tg = undefined;
-  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
-});
+const openTollgate = inProcessTollgates();
 
 /** Runs one message through a Tollgate built with `options` and returns what the model was sent. */
 async function sentToModel(options: Pick<TollgateOptions, "systemPrompt">): Promise<BaseMessage[]> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tollgate-prompt-"));
-  dirs.push(dataDir);
   const calls: BaseMessage[][] = [];
   const model = new Scripted((messages) => {
     calls.push(messages);
     return new AIMessage("hello");
   });
-  tg = await createTollgate({ config: loadConfig({ DATA_DIR: dataDir }), log: silentLogger, model, tools: () => [], ...options });
+  const tg = await openTollgate({ model, tools: () => [], ...options });
   const res = await tg.app.request("/threads/t1/runs", {
     method: "POST",
     headers: { "content-type": "application/json", accept: "text/event-stream" },

@@ -1,11 +1,7 @@
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import { afterEach, expect, it } from "vitest";
-import { loadConfig } from "../../../src/config.js";
-import { silentLogger } from "../../../src/logger.js";
-import { createTollgate, type Tollgate } from "../../../src/tollgate.js";
+import { expect, it } from "vitest";
+import type { Tollgate } from "../../../src/tollgate.js";
 import { FakeClock } from "../../helpers/fake-clock.js";
+import { inProcessTollgates } from "../../helpers/in-process-tollgate.js";
 
 // The approval window on an injected clock, in-process: the deadline the wire shows, the last
 // millisecond a decision is still taken, the first one it is refused, and the closer's sweep, all
@@ -13,21 +9,11 @@ import { FakeClock } from "../../helpers/fake-clock.js";
 // process, timer wiring included.)
 
 const TTL_MS = 60_000;
-let tg: Tollgate | undefined;
-const dirs: string[] = [];
-afterEach(async () => {
-  await tg?.close();
-  tg = undefined;
-  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
-});
+const openTollgate = inProcessTollgates();
 
-async function open(clock: FakeClock): Promise<Tollgate> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tollgate-deadline-"));
-  dirs.push(dataDir);
+function open(clock: FakeClock): Promise<Tollgate> {
   // The sweep timer never fires on its own here: only `expiry.sweep()` closes.
-  const config = loadConfig({ DATA_DIR: dataDir, APPROVAL_TTL_SECONDS: String(TTL_MS / 1000), EXPIRY_SWEEP_MS: "3600000", DEMO_TOKEN_DELAY_MS: "0" });
-  tg = await createTollgate({ config, log: silentLogger, clock });
-  return tg;
+  return openTollgate({ env: { APPROVAL_TTL_SECONDS: String(TTL_MS / 1000), EXPIRY_SWEEP_MS: "3600000", DEMO_TOKEN_DELAY_MS: "0" }, clock });
 }
 
 const post = (t: Tollgate, url: string, body: unknown) =>

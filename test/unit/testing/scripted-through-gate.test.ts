@@ -1,34 +1,21 @@
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { tool } from "@langchain/core/tools";
-import { afterEach, describe, expect, it } from "vitest";
-import { within } from "../../helpers/within.js";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { TollgateClient } from "../../../src/client/index.js";
-import { loadConfig } from "../../../src/config.js";
-import { silentLogger } from "../../../src/logger.js";
 import type { EventOf, ProtocolEvent } from "../../../src/protocol/index.js";
 import { ScriptedChatModel, type ScriptedChatModelParams } from "../../../src/testing/index.js";
-import { createTollgate, type Tollgate } from "../../../src/tollgate.js";
 import { defineTool } from "../../../src/tools/index.js";
+import { inProcessTollgates } from "../../helpers/in-process-tollgate.js";
+import { within } from "../../helpers/within.js";
 
 // `tollgate/testing`'s model drives a team's own gated tool through a whole Tollgate in-process,
 // as a team's test would: tokens stream, the call waits, an approval runs it once, the rule's
 // `then` turns the result into the answer; a cancel stops the answer mid-word.
 
-let tg: Tollgate | undefined;
-const dirs: string[] = [];
-afterEach(async () => {
-  await tg?.close();
-  tg = undefined;
-  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
-});
+const openTollgate = inProcessTollgates();
 
 /** A Tollgate serving one irreversible `transfer` tool on `model`, and a client talking to it without a socket. */
 async function open(params: ScriptedChatModelParams) {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tollgate-scripted-"));
-  dirs.push(dataDir);
   const transfers: Array<{ to: string; cents: number }> = [];
   const transfer = defineTool(
     tool(async ({ to, cents }) => (transfers.push({ to, cents }), `T-${transfers.length}`), {
@@ -38,8 +25,7 @@ async function open(params: ScriptedChatModelParams) {
     }),
     { kind: "irreversible" },
   );
-  tg = await createTollgate({ config: loadConfig({ DATA_DIR: dataDir }), log: silentLogger, model: new ScriptedChatModel(params), tools: () => [transfer] });
-  const app = tg.app;
+  const { app } = await openTollgate({ model: new ScriptedChatModel(params), tools: () => [transfer] });
   const client = new TollgateClient({ baseUrl: "http://localhost", fetch: async (input, init) => app.request(input, init) });
   return { client, transfers };
 }
