@@ -62,7 +62,7 @@ export class RunLog {
     }
     if (body.type === "token") {
       const text = this.tokens.push(body.text);
-      if (text) this.add({ ...body, text });
+      if (text) this.add(text === body.text ? body : { ...body, text }); // most tokens pass as they came
       return;
     }
     this.flushTokens();
