@@ -28,6 +28,8 @@ export interface ThreadRow {
   /** The principal that created it. */
   owner: string;
   title: string | null;
+  /** The graph that runs the thread, set at creation and kept for life ('agent' on older rows). */
+  graph_id: string;
   created_at: number;
   updated_at: number;
 }

@@ -31,6 +31,8 @@ CREATE TABLE IF NOT EXISTS threads (
   owner TEXT NOT NULL DEFAULT 'anonymous',
   -- the start of the first user message, for thread lists
   title TEXT,
+  -- the graph that runs it, for life ('agent', the built-in one, on threads from before graphs)
+  graph_id TEXT NOT NULL DEFAULT 'agent',
   created_at BIGINT NOT NULL,
   updated_at BIGINT NOT NULL
 );
@@ -160,13 +162,16 @@ CREATE TABLE IF NOT EXISTS webhook_outbox (
   UNIQUE (thread_id, seq)
 );
 CREATE INDEX IF NOT EXISTS webhook_outbox_pending ON webhook_outbox(status, thread_id, seq);
+
+-- version 4: the graph that runs a thread; threads from before graphs all ran the built-in agent
+ALTER TABLE threads ADD COLUMN IF NOT EXISTS graph_id TEXT NOT NULL DEFAULT 'agent';
 `;
 
 /** The advisory lock key that serialises migrations (any constant; ASCII "tgsc"). */
 export const MIGRATION_LOCK_KEY = 0x74677363;
 
 /** Bumped with every change to `PG_SCHEMA`; kept in tollgate_meta once applied. */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 const VERSION_KEY = "schema_version";
 
 /**

@@ -16,6 +16,8 @@ CREATE TABLE IF NOT EXISTS threads (
   owner TEXT NOT NULL DEFAULT 'anonymous',
   -- the start of the first user message, for thread lists
   title TEXT,
+  -- the graph that runs it, for life ('agent', the built-in one, on threads from before graphs)
+  graph_id TEXT NOT NULL DEFAULT 'agent',
   created_at INTEGER NOT NULL,
   updated_at INTEGER NOT NULL
 );
@@ -129,6 +131,8 @@ export const ADDED_COLUMNS: ReadonlyArray<{ table: string; column: string; defin
   // the replica holding a 'running' thread (SQLite: this process; PostgreSQL: one of many)
   { table: "threads", column: "replica_id", definition: "TEXT" },
   { table: "runs", column: "input", definition: "TEXT" },
+  // threads made before a server could serve several graphs all ran the built-in agent
+  { table: "threads", column: "graph_id", definition: "TEXT NOT NULL DEFAULT 'agent'" },
 ];
 
 export const LATE_INDEXES = `

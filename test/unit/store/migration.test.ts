@@ -10,7 +10,7 @@ afterEach(() => {
   for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
 });
 
-it("a database made before ownership opens with its threads owned by anonymous and its open interrupts needing an approver", async () => {
+it("a database made before ownership opens with its threads owned by anonymous, run by the built-in agent, and its open interrupts needing an approver", async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tollgate-migrate-"));
   dirs.push(dir);
   // The threads and interrupts tables as the previous version made them.
@@ -29,7 +29,7 @@ it("a database made before ownership opens with its threads owned by anonymous a
 
   const store = await openSqliteStore(dir);
   try {
-    expect(await store.threads.get("old")).toMatchObject({ owner: "anonymous", title: null, status: "waiting_human" });
+    expect(await store.threads.get("old")).toMatchObject({ owner: "anonymous", title: null, status: "waiting_human", graph_id: "agent" });
     const [call] = (await store.interrupts.get("i1"))!.calls;
     expect(call).toMatchObject({ policy: "approver", editable: false, args_schema: {} });
     expect(call!.audit_hash).toMatch(/^[0-9a-f]{64}$/);

@@ -243,6 +243,19 @@ describe.each([sqlite, postgres])("the $name store", (backend) => {
         expect((await s.threads.list(null, 1000)).map((r) => r.thread_id)).toEqual(expect.arrayContaining([t, u, ...made]));
       });
 
+      it("a database from before graph ids opens with its threads on 'agent', and takes new ones", async () => {
+        const old = await backend.fresh();
+        // Back to the previous schema: no graph_id column, and (PostgreSQL) version 3 recorded,
+        // else migrate would find the database current and leave it alone. SQLite keeps no version.
+        await old.sql("ALTER TABLE threads DROP COLUMN graph_id");
+        await old.sql("UPDATE tollgate_meta SET value = '3' WHERE key = 'schema_version'");
+        await old.sql("INSERT INTO threads (thread_id, owner, created_at, updated_at) VALUES ('before', 'alice', 1, 2)");
+        const reopened = await old.open();
+        expect(await reopened.threads.get("before")).toMatchObject({ thread_id: "before", owner: "alice", graph_id: "agent" });
+        await reopened.threads.create("after", "alice");
+        expect((await reopened.threads.get("after"))!.graph_id).toBe("agent");
+      });
+
       it("claimIdle: of 20 concurrent claims exactly one wins; the others are refused as busy", async () => {
         const t = id("t");
         await s.threads.create(t, "alice");
