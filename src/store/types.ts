@@ -43,10 +43,17 @@ export type IdleClaim = { ok: true } | { ok: false; reason: "not_found" | "await
 /** Threads and their status. Every status change is a compare-and-set in SQL. */
 export interface ThreadStore {
   get(threadId: string): Promise<ThreadRow | undefined>;
-  /** Creates the thread owned by `owner`; false (nothing written) if the id is taken. */
-  create(threadId: string, owner: string, metadata?: Record<string, unknown>): Promise<boolean>;
-  /** The thread, created for `owner` if it did not exist. */
-  ensure(threadId: string, owner: string): Promise<ThreadRow>;
+  /**
+   * Creates the thread owned by `owner`, run by graph `graphId` ("agent" when not given); false
+   * (nothing written) if the id is taken.
+   */
+  create(threadId: string, owner: string, metadata?: Record<string, unknown>, graphId?: string): Promise<boolean>;
+  /**
+   * The thread, created for `owner` with graph `graphId` ("agent" when not given) if it did not
+   * exist. An existing thread is returned as it is, its `graph_id` unchanged (a thread keeps its
+   * graph for life): the caller compares it with the one it asked for.
+   */
+  ensure(threadId: string, owner: string, graphId?: string): Promise<ThreadRow>;
   /** Sets the title unless it has one (the first user message names the thread). */
   setTitle(threadId: string, title: string): Promise<void>;
   /** Threads newest first, after the `(updated_at, thread_id)` cursor; all owners when `owner` is null. */

@@ -20,23 +20,24 @@ export class PgThreadStore implements ThreadStore {
     return rows[0];
   }
 
-  async create(threadId: string, owner: string, metadata: Record<string, unknown> = {}): Promise<boolean> {
+  async create(threadId: string, owner: string, metadata: Record<string, unknown> = {}, graphId = "agent"): Promise<boolean> {
     const now = this.clock.now();
     const r = await this.q.query(
-      `INSERT INTO threads (thread_id, metadata, owner, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)
+      `INSERT INTO threads (thread_id, metadata, owner, graph_id, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)
        ON CONFLICT (thread_id) DO NOTHING`,
-      [threadId, JSON.stringify(metadata), owner, now],
+      [threadId, JSON.stringify(metadata), owner, graphId, now],
     );
     return changedOne(r);
   }
 
-  async ensure(threadId: string, owner: string): Promise<ThreadRow> {
+  async ensure(threadId: string, owner: string, graphId = "agent"): Promise<ThreadRow> {
     const now = this.clock.now();
     // A concurrent insert of the same id is waited for, so the read below sees one row either way.
+    // DO NOTHING: an existing thread keeps its graph; the caller compares.
     await this.q.query(
-      `INSERT INTO threads (thread_id, metadata, owner, created_at, updated_at) VALUES ($1, '{}', $2, $3, $3)
+      `INSERT INTO threads (thread_id, metadata, owner, graph_id, created_at, updated_at) VALUES ($1, '{}', $2, $3, $4, $4)
        ON CONFLICT (thread_id) DO NOTHING`,
-      [threadId, owner, now],
+      [threadId, owner, graphId, now],
     );
     return (await this.get(threadId))!;
   }

@@ -16,7 +16,7 @@ export class SqliteThreadStore implements ThreadStore {
     this.q = {
       get: db.prepare<[string], ThreadRow>("SELECT * FROM threads WHERE thread_id = ?"),
       insert: db.prepare(
-        "INSERT OR IGNORE INTO threads (thread_id, metadata, owner, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
+        "INSERT OR IGNORE INTO threads (thread_id, metadata, owner, graph_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
       ),
       title: db.prepare("UPDATE threads SET title = ? WHERE thread_id = ? AND title IS NULL"),
       // Keyset pagination on (updated_at, thread_id), newest first; owner NULL = every thread.
@@ -43,15 +43,16 @@ export class SqliteThreadStore implements ThreadStore {
     return this.conn.lock.gate(() => this.q.get.get(threadId));
   }
 
-  create(threadId: string, owner: string, metadata: Record<string, unknown> = {}): Promise<boolean> {
+  create(threadId: string, owner: string, metadata: Record<string, unknown> = {}, graphId = "agent"): Promise<boolean> {
     const now = this.clock.now();
-    return this.conn.lock.gate(() => this.q.insert.run(threadId, JSON.stringify(metadata), owner, now, now).changes === 1);
+    return this.conn.lock.gate(() => this.q.insert.run(threadId, JSON.stringify(metadata), owner, graphId, now, now).changes === 1);
   }
 
-  ensure(threadId: string, owner: string): Promise<ThreadRow> {
+  ensure(threadId: string, owner: string, graphId = "agent"): Promise<ThreadRow> {
     const now = this.clock.now();
     return this.conn.lock.gate(() => {
-      this.q.insert.run(threadId, "{}", owner, now, now);
+      // OR IGNORE: an existing thread keeps its graph; the caller compares.
+      this.q.insert.run(threadId, "{}", owner, graphId, now, now);
       return this.q.get.get(threadId)!;
     });
   }

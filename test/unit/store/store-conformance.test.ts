@@ -243,6 +243,27 @@ describe.each([sqlite, postgres])("the $name store", (backend) => {
         expect((await s.threads.list(null, 1000)).map((r) => r.thread_id)).toEqual(expect.arrayContaining([t, u, ...made]));
       });
 
+      it("keeps the graph a thread was made with, 'agent' when none is named; ensure never changes it", async () => {
+        const t = id("t");
+        expect(await s.threads.create(t, "alice", { a: 1 }, "research")).toBe(true);
+        expect(await s.threads.get(t)).toMatchObject({ thread_id: t, owner: "alice", metadata: '{"a":1}', graph_id: "research" });
+        // The id is taken: the second create writes nothing, the graph included.
+        expect(await s.threads.create(t, "alice", {}, "other")).toBe(false);
+        expect((await s.threads.get(t))!.graph_id).toBe("research");
+        // ensure returns the thread as it is; comparing graphs is the caller's job.
+        expect((await s.threads.ensure(t, "alice", "other")).graph_id).toBe("research");
+        expect((await s.threads.ensure(t, "alice")).graph_id).toBe("research");
+        expect((await s.threads.get(t))!.graph_id).toBe("research");
+
+        const plain = id("t");
+        await s.threads.create(plain, "alice");
+        expect((await s.threads.get(plain))!.graph_id).toBe("agent");
+        expect((await s.threads.ensure(id("t"), "bob")).graph_id).toBe("agent");
+        const ensured = id("t");
+        expect(await s.threads.ensure(ensured, "bob", "research")).toMatchObject({ thread_id: ensured, owner: "bob", graph_id: "research" });
+        expect((await s.threads.list(null, 1000)).find((r) => r.thread_id === ensured)!.graph_id).toBe("research");
+      });
+
       it("a database from before graph ids opens with its threads on 'agent', and takes new ones", async () => {
         const old = await backend.fresh();
         // Back to the previous schema: no graph_id column, and (PostgreSQL) version 3 recorded,
@@ -252,8 +273,8 @@ describe.each([sqlite, postgres])("the $name store", (backend) => {
         await old.sql("INSERT INTO threads (thread_id, owner, created_at, updated_at) VALUES ('before', 'alice', 1, 2)");
         const reopened = await old.open();
         expect(await reopened.threads.get("before")).toMatchObject({ thread_id: "before", owner: "alice", graph_id: "agent" });
-        await reopened.threads.create("after", "alice");
-        expect((await reopened.threads.get("after"))!.graph_id).toBe("agent");
+        await reopened.threads.create("after", "alice", {}, "research");
+        expect((await reopened.threads.get("after"))!.graph_id).toBe("research");
       });
 
       it("claimIdle: of 20 concurrent claims exactly one wins; the others are refused as busy", async () => {
