@@ -1,0 +1,7 @@
+export { checkGraphId, GRAPH_ID_PATTERN } from "./graph-id.js";
+export { type CompiledGraphLike, isCompiledGraph, isStateGraph } from "./graph-kinds.js";
+export {
+  resolveGraphs,
+  type ResolveGraphsOptions,
+  type ServedGraphSpec,
+} from "./load-graphs.js";
