@@ -3,6 +3,8 @@ import { checkGraphId, quote } from "./graph-id.js";
 import { agentGraph, type CompiledGraphLike, describeFound, isCompiledGraph, isStateGraph } from "./graph-kinds.js";
 import { firstLine, graphError } from "./load-error.js";
 
+// The file half of loading (langgraph.json), so this module is the one place graphs come from.
+export { describeImportFailure, loadGraphsFile, type GraphsFileEntry } from "./graphs-file.js";
 export type { CompiledGraphLike } from "./graph-kinds.js";
 
 /** One graph as tollgate serves it: compiled, on tollgate's checkpointer. */
