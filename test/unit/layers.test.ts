@@ -34,9 +34,9 @@ const LAYERS: Record<string, { rank: number; side: Side }> = {
   "src/ledger": { rank: 4, side: "server" }, // the execution ledger's contract: graphs use it, stores implement it
   "src/config.ts": { rank: 4, side: "server" },
   "src/store": { rank: 5, side: "server" },
-  // any graph seen from the engine (loading, kinds, ids): below graphs/ and runs, which use it;
-  // beside the stores, which neither needs
-  "src/graph": { rank: 5, side: "server" },
+  // any graph seen from the engine (loading, ids, the gate kit): above the stores, whose row types
+  // it may read, and below graphs/ and runs, which build on it; 5.5 so no rank below moves
+  "src/graph": { rank: 5.5, side: "server" },
   "graphs": { rank: 6, side: "server" },
   "src/ops": { rank: 6, side: "server" }, // metrics, logs, tracing, webhook delivery: above the stores (the outbox), used by runs and the server
   "src/runs": { rank: 7, side: "server" },
