@@ -2,8 +2,7 @@ import { randomUUID } from "node:crypto";
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import type { ToolCall } from "@langchain/core/messages/tool";
 import { Overwrite } from "@langchain/langgraph";
-import { MALFORMED_CALL_NAME, type ToolOutcome } from "../src/tools/index.js";
-import { outcomeMessage } from "./tool-messages.js";
+import { closingOutcomes, MALFORMED_CALL_NAME, outcomeMessage, type ToolOutcome } from "../src/tools/index.js";
 
 /**
  * What a valid Chat Completions history is, and the one place that makes a thread's history
@@ -18,8 +17,6 @@ import { outcomeMessage } from "./tool-messages.js";
 
 /** Tool names the Chat Completions API accepts. */
 export const VALID_TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
-
-export const MALFORMED_CALL: ToolOutcome = { status: "error", error: "malformed tool call" };
 
 /** A fresh tool call id, for calls that came without one or with one already used. */
 export const freshCallId = () => `call_${randomUUID().replace(/-/g, "")}`;
@@ -40,7 +37,7 @@ export function repairHistory(messages: readonly BaseMessage[], answer: AnswerLe
   let open = new Map<string, ToolCall>();
   const closeOpen = () => {
     for (const call of open.values()) {
-      out.push(outcomeMessage(call, call.name === MALFORMED_CALL_NAME ? MALFORMED_CALL : answer(call)));
+      out.push(outcomeMessage(call, call.name === MALFORMED_CALL_NAME ? closingOutcomes.malformed() : answer(call)));
     }
     if (open.size) changed = true;
     open = new Map();

@@ -6,13 +6,6 @@ export { serveTollgate, type ServeOptions, type ServedTollgate } from "./serve.j
 export { ConfigError, loadConfig, type Config, type Limits } from "./config.js";
 export { jsonLogger, LOG_LEVELS, silentLogger, type JsonLoggerOptions, type Logger, type LogLevel } from "./logger.js";
 export type { Clock } from "./clock.js";
-export {
-  defineTool,
-  throwIfAborted,
-  toolContext,
-  type TollgateTool,
-  type ToolContext,
-  type ToolKind,
-  type ToolMeta,
-} from "./tools/tollgate-tool.js";
+export { defineTool, TollgateTool, type ToolKind, type ToolMeta } from "./tools/tollgate-tool.js";
+export { throwIfAborted, toolContext, type ToolContext } from "./tools/tool-context.js";
 export type { ApprovalPolicy } from "./protocol/index.js";

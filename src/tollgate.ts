@@ -1,11 +1,14 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { compileAgentGraph } from "../graphs/agent.js";
+import { compileAgentVariant } from "../graphs/agent-variants.js";
+import { servedAgent } from "../graphs/served-agent.js";
 import { type Clock, systemClock } from "./clock.js";
 import type { Config } from "./config.js";
 import { jsonLogger, type Logger } from "./logger.js";
 import { chatModelName, createModel } from "./model/index.js";
 import { createSecretScrubber, createTracing, Metrics, NO_TRACING, scrubbingLogger, type SecretScrubber, skipIdleRunTrees, WebhookDispatcher, type WebhookOutcome } from "./ops/index.js";
 import { Access, createAuthenticator } from "./auth/index.js";
+import { discoverTools, GraphCatalog, loadGraphsFile, resolveGraphs, servedGraph, type ServedGraph } from "./graph/index.js";
 import { ExpiryCloser, LeaseKeeper, RunAdmission, RunContext, RunService, ThreadService } from "./runs/index.js";
 import { createApp } from "./server/index.js";
 import { type AnyStore, openStore, storeLocation, type StoreLocation } from "./store/index.js";
@@ -18,8 +21,18 @@ export interface TollgateOptions {
   log?: Logger;
   /** Your own model; defaults to what `config.model` names. */
   model?: BaseChatModel;
-  /** Your own tools; defaults to the order-support demo tools. */
+  /**
+   * Your own tools, for the built-in agent; defaults to the order-support demo tools. With
+   * `graphs`, tools your graphs hold are found in them (kit nodes, ToolNodes, subgraphs added as
+   * nodes); name here any they reach some other way, so their metadata is known.
+   */
   tools?: (store: AnyStore) => TollgateTool[];
+  /**
+   * Your own graphs, by graph id: a StateGraph, a compiled graph, what LangChain's `createAgent`
+   * returns, or a function returning one. Each is served on tollgate's checkpointer. Default
+   * `config.graphsFile` (`--graphs`), else the built-in agent as `agent`.
+   */
+  graphs?: Record<string, unknown>;
   /**
    * The system message the built-in agent sends first on every model call; defaults to the
    * demo's order-support prompt, which suits only the demo tools. `""` sends none.
@@ -74,36 +87,45 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
     // What LangGraph and the ledger store is scrubbed too: a database file or backup is an exit.
     scrub: scrubber,
   });
-  const tools = o.tools ? o.tools(store) : await demoTools(store, config.testTools);
   const model = o.model ?? createModel({
     model: config.model,
     openaiApiKey: config.openaiApiKey,
     openaiBaseUrl: config.openaiBaseUrl,
     demoTokenDelayMs: config.demoTokenDelayMs,
   });
-  const registry = new ToolRegistry(tools);
+  const team = o.graphs ? { graphs: o.graphs, descriptions: {} } : config.graphsFile ? await graphsFromFile(config.graphsFile) : undefined;
+  const specs = team
+    ? await resolveGraphs(team.graphs, {
+        checkpointer: store.checkpointer,
+        warn: (msg, fields) => log.warn(msg, fields),
+        descriptions: team.descriptions,
+      })
+    : [];
+  // The built-in agent's tools only when it is served (or named): a team's graph brings its own.
+  const own = o.tools ? o.tools(store) : team ? [] : await demoTools(store, config.testTools);
+  const registry = new ToolRegistry(uniqueTools([...own, ...specs.flatMap((s) => discoverTools(s.graph))]));
   // Off: no LangSmith client is made, so nothing can leave for it.
   const tracing = config.tracing ? createTracing({ settings: config.langsmith, registry, scrubber, log }) : NO_TRACING;
-  const graph = tracing.traced(
-    compileAgentGraph(
-      { model, tools, systemPrompt: o.systemPrompt, ledger: store.ledger, maxRounds: config.maxRounds, modelTimeouts: config.modelTimeouts },
-      store.checkpointer,
-    ),
-  );
+  const agentOptions = { model, tools: own, systemPrompt: o.systemPrompt, ledger: store.ledger, maxRounds: config.maxRounds, modelTimeouts: config.modelTimeouts };
+  const served: ServedGraph[] = team
+    ? specs.map((s) => servedGraph({ id: s.graphId, description: s.description, graph: tracing.traced(s.graph as never), registry }))
+    : config.testGraph === "builtin"
+      ? [servedAgent(tracing.traced(compileAgentGraph(agentOptions, store.checkpointer)), registry)]
+      : [servedGraph({ id: "agent", graph: tracing.traced(compileAgentVariant(config.testGraph, agentOptions, store.checkpointer)), registry })];
   const auth = createAuthenticator(config.auth, log);
   const access = new Access(auth.enabled);
   const metrics = new Metrics({ processMetrics: o.processMetrics ?? true });
-  const ctx = new RunContext(
-    graph,
+  const ctx = new RunContext({
+    graphs: new GraphCatalog(served),
     store,
     registry,
-    { approvalTtlMs: config.approvalTtlMs, maxRounds: config.maxRounds, eventRetentionRuns: config.eventRetentionRuns, webhooks: !!config.webhook },
+    settings: { approvalTtlMs: config.approvalTtlMs, maxRounds: config.maxRounds, eventRetentionRuns: config.eventRetentionRuns, webhooks: !!config.webhook },
     log,
     access,
     scrubber,
     clock,
     metrics,
-  );
+  });
   metrics.watch({
     activeRuns: () => ctx.active.size,
     // From the store, not counted here: right across restarts and replicas.
@@ -178,6 +200,28 @@ async function demoTools(store: AnyStore, testTools: boolean): Promise<TollgateT
     tables = await postgresDemoTables(store.pool, (fn) => withTransaction(store.pool, fn));
   }
   return [...createDemoToolsOn(tables), ...(testTools ? createTestToolsOn(tables) : [])];
+}
+
+/** The graphs of a langgraph.json-format file, with their descriptions. */
+async function graphsFromFile(file: string): Promise<{ graphs: Record<string, unknown>; descriptions: Record<string, string | null> }> {
+  const entries = await loadGraphsFile(file);
+  return {
+    graphs: Object.fromEntries(Object.entries(entries).map(([id, e]) => [id, e.value])),
+    descriptions: Object.fromEntries(Object.entries(entries).map(([id, e]) => [id, e.description])),
+  };
+}
+
+/** One tool per name: the same tool found twice is one; two different tools under one name are refused. */
+function uniqueTools(tools: TollgateTool[]): TollgateTool[] {
+  const byName = new Map<string, TollgateTool>();
+  for (const t of tools) {
+    const had = byName.get(t.name);
+    if (had && had !== t && JSON.stringify(had.meta) !== JSON.stringify(t.meta)) {
+      throw new Error(`Two tools named '${t.name}' with different metadata: one name, one tool`);
+    }
+    if (!had) byName.set(t.name, t);
+  }
+  return [...byName.values()];
 }
 
 /** How long a scrape waits for the store's count of open interrupts. */

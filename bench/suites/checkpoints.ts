@@ -74,13 +74,13 @@ export async function checkpointSuite(ctx: BenchContext): Promise<Row[]> {
   const milestones: Milestone[] = [];
   try {
     // Warm the code paths first (JIT), on a thread of its own, so turn 10 is not measured cold.
-    for (let i = 0; i < 30; i++) await (await tg.runs.startMessage(ANONYMOUS, `warm-${randomUUID()}`, directive({ tokens: 8 }))).done;
+    for (let i = 0; i < 30; i++) await (await tg.runs.startMessage(ANONYMOUS, { threadId: `warm-${randomUUID()}`, message: directive({ tokens: 8 }) })).done;
     writeUs = 0;
     puts = 0;
     let from = { turn: 1, bytes: 0, writeUs: 0, puts: 0, at: nowUs() };
     for (let turn = 1; turn <= Math.max(...marks); turn++) {
       if (marks.some((m) => turn === Math.max(2, m - WINDOW + 1))) from = { turn, bytes: totals(threadId), writeUs, puts, at: nowUs() };
-      const run = await tg.runs.startMessage(ANONYMOUS, threadId, directive({ tokens: 8 }));
+      const run = await tg.runs.startMessage(ANONYMOUS, { threadId, message: directive({ tokens: 8 }) });
       await run.done;
       if (run.outcome !== "completed") throw new Error(`turn ${turn} ended ${run.outcome}`);
       if (!marks.includes(turn)) continue;

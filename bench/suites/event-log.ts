@@ -43,12 +43,12 @@ export async function eventLogSuite(ctx: BenchContext): Promise<Row[]> {
     "SELECT COUNT(*) AS rows, COALESCE(SUM(LENGTH(frames)), 0) AS bytes FROM run_event_batches",
   );
   try {
-    for (let i = 0; i < 3; i++) await (await tg.runs.startMessage(ANONYMOUS, `warm-${randomUUID()}`, directive({ tokens: 50 }))).done;
+    for (let i = 0; i < 3; i++) await (await tg.runs.startMessage(ANONYMOUS, { threadId: `warm-${randomUUID()}`, message: directive({ tokens: 50 }) })).done;
     const before = stats.get()!;
     writeUs = 0;
     events = 0;
     for (let i = 0; i < runs; i++) {
-      const run = await tg.runs.startMessage(ANONYMOUS, `log-${randomUUID()}`, directive({ tokens: TOKENS }));
+      const run = await tg.runs.startMessage(ANONYMOUS, { threadId: `log-${randomUUID()}`, message: directive({ tokens: TOKENS }) });
       await run.done;
       if (run.outcome !== "completed") throw new Error(`run ended ${run.outcome}`);
     }

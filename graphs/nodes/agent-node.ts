@@ -6,22 +6,12 @@ import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { describeModelFailure, ModelCallError } from "../../src/model/model-call-error.js";
 import { MALFORMED_CALL_NAME, type ToolRegistry } from "../../src/tools/index.js";
 import type { ExecutionLedger } from "../../src/ledger/index.js";
-import { answerFromLedger } from "../answer-from-ledger.js";
+import { answerFromLedger, closingOutcomes, type TokenChunk, UNPARSABLE_KEY } from "../../src/graph/index.js";
 import { freshCallId, repairWithLedger, replaceHistory, VALID_TOOL_NAME } from "../history.js";
 import type { AgentStateType, AgentUpdate } from "../state.js";
-import { closingOutcomes, UNPARSABLE_KEY } from "../tool-messages.js";
 import { ChunkAccumulator } from "./chunk-accumulator.js";
 import { type ModelTimeouts, ModelDeadline } from "./model-deadline.js";
 import { turnOverBudget } from "./turn-budget.js";
-
-/**
- * What the agent node writes with the graph's stream writer (`config.writer`, LangGraph's `custom`
- * stream) for each piece of assistant text. Its only way out: the run engine's adapter turns each
- * one into a `token` event; Studio and a plain `graph.stream` see them on the `custom` stream.
- */
-export interface TokenChunk {
-  token: string;
-}
 
 /**
  * Calls the model once, writing its text to the stream writer as it arrives (the lean path: no

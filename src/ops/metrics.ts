@@ -49,6 +49,7 @@ export class Metrics {
   private readonly modelErrors: Counter<"code">;
   private readonly cancelLatency: Histogram;
   private readonly webhooks: Counter<"outcome">;
+  private readonly gateRefusals: Counter<"tool">;
   private readonly firstToken: Record<RunKind, { observe(seconds: number): void }>;
   private sources: GaugeSources | undefined;
 
@@ -127,6 +128,12 @@ export class Metrics {
       registers,
     });
     for (const outcome of WEBHOOK_OUTCOMES) this.webhooks.inc({ outcome }, 0);
+    this.gateRefusals = new Counter({
+      name: "tollgate_gate_refusals_total",
+      help: "Irreversible tool calls refused by the tool itself for want of a live approval (a graph that went round its gate), by tool",
+      labelNames: ["tool"],
+      registers,
+    });
     // Every known label value shows from the start (at 0): a rate over a series that appears late misses its first step.
     for (const outcome of RUN_OUTCOMES) this.runs.inc({ outcome }, 0);
     for (const decision of APPROVAL_DECISIONS) this.approvals.inc({ decision }, 0);
@@ -166,6 +173,11 @@ export class Metrics {
       this.approvals.inc({ decision });
       this.approvalWait.observe(seconds);
     }
+  }
+
+  /** An irreversible tool refused to run: no live approval for the call. */
+  gateRefused(tool: string): void {
+    this.gateRefusals.inc({ tool });
   }
 
   modelError(code: string): void {

@@ -8,6 +8,7 @@ import {
   type Me,
   type ThreadList,
   type ThreadView,
+  type GraphList,
 } from "./resources.js";
 
 /**
@@ -29,7 +30,7 @@ export const lastOutcomeSchema = z
   .nullable()
   .describe("How the latest finished run ended; null before any. A run that stops at the gate leaves it unchanged.");
 
-export const createdThreadSchema = z.object({ thread_id: z.string(), status: z.literal("idle") });
+export const createdThreadSchema = z.object({ thread_id: z.string(), graph_id: z.string(), status: z.literal("idle") });
 
 export const threadMessageSchema = z.object({
   role: z.enum(["user", "assistant", "tool"]),
@@ -41,8 +42,11 @@ export const threadMessageSchema = z.object({
   edited: z.boolean().optional(),
 });
 
+const graphIdField = z.string().describe("The graph the thread runs, for life (`GET /graphs`).");
+
 export const threadViewSchema = z.object({
   thread_id: z.string(),
+  graph_id: graphIdField,
   status: threadStatusSchema,
   last_outcome: lastOutcomeSchema,
   owner: z.string().describe("The owning principal's `sub` (`anonymous` without auth)."),
@@ -52,6 +56,7 @@ export const threadViewSchema = z.object({
 
 export const threadSummarySchema = z.object({
   thread_id: z.string(),
+  graph_id: graphIdField,
   status: threadStatusSchema,
   last_outcome: lastOutcomeSchema,
   created_at: z.iso.datetime(),
@@ -60,6 +65,10 @@ export const threadSummarySchema = z.object({
 });
 
 export const threadListSchema = z.object({ items: z.array(threadSummarySchema), next_cursor: z.string().nullable().describe("Pass as `?cursor=` for the next page; null on the last.") });
+
+export const graphListSchema = z.object({
+  items: z.array(z.object({ graph_id: z.string(), description: z.string().nullable() })),
+});
 
 export const meSchema = z.object({ sub: z.string(), roles: z.array(z.string()) });
 
@@ -113,5 +122,6 @@ same<Same<z.infer<typeof errorBodySchema>, ErrorBody>>(true);
 same<Same<z.infer<typeof threadViewSchema>, ThreadView>>(true);
 same<Same<z.infer<typeof threadListSchema>, ThreadList>>(true);
 same<Same<z.infer<typeof meSchema>, Me>>(true);
+same<Same<z.infer<typeof graphListSchema>, GraphList>>(true);
 same<Same<z.infer<typeof approvalListSchema>, ApprovalList>>(true);
 same<Same<z.infer<typeof auditTrailSchema>, AuditTrail>>(true);

@@ -42,6 +42,8 @@ export interface ThreadMessage {
 /** `GET /threads/:thread_id`. */
 export interface ThreadView {
   thread_id: string;
+  /** The graph the thread runs, for life. */
+  graph_id: string;
   status: ThreadStatus;
   last_outcome: LastOutcome | null;
   /** The owning principal's `sub` (`anonymous` without auth). */
@@ -54,6 +56,8 @@ export interface ThreadView {
 /** One row of `GET /threads`. */
 export interface ThreadSummary {
   thread_id: string;
+  /** The graph the thread runs, for life. */
+  graph_id: string;
   status: ThreadStatus;
   last_outcome: LastOutcome | null;
   /** ISO 8601 UTC. */
@@ -68,6 +72,17 @@ export interface ThreadList {
   items: ThreadSummary[];
   /** Pass as `?cursor=` for the next page; null on the last one. */
   next_cursor: string | null;
+}
+
+/** One graph of `GET /graphs`. */
+export interface GraphInfo {
+  graph_id: string;
+  description: string | null;
+}
+
+/** `GET /graphs`: the graphs this server serves. */
+export interface GraphList {
+  items: GraphInfo[];
 }
 
 /** `GET /me`. */

@@ -1,15 +1,17 @@
-import { AIMessage, ToolMessage } from "@langchain/core/messages";
+import { AIMessage, AIMessageChunk, ToolMessage } from "@langchain/core/messages";
 import { Overwrite } from "@langchain/langgraph";
 import type { ToolCall } from "@langchain/core/messages/tool";
-import type { TokenChunk } from "../../graphs/nodes/agent-node.js";
-import { outcomeOf, unparsableError } from "../../graphs/tool-messages.js";
+import { outcomeOf, type TokenChunk, unparsableError } from "../graph/index.js";
 import type { EventBody, EventOf } from "../protocol/index.js";
 import { type ToolRegistry, validateArgs } from "../tools/index.js";
 
 type Omit1<T> = Omit<T, "run_id">;
 
-/** One chunk of `graph.stream(…, { streamMode: ["updates", "custom"] })`. */
-export type GraphChunk = [mode: string, chunk: unknown];
+/**
+ * One chunk of `graph.stream(…, { streamMode: [...] })`; with `subgraphs: true`, the namespace
+ * of the subgraph it came from (`["desk:<task id>", …]`; empty or absent: the graph itself).
+ */
+export type GraphChunk = [mode: string, chunk: unknown, namespace?: readonly string[]];
 
 /**
  * Turns graph stream output into protocol events: `custom` token chunks → `token`; an `agent`
@@ -23,24 +25,68 @@ export async function* adaptGraphStream(
   chunks: AsyncIterable<GraphChunk>,
   registry: ToolRegistry,
 ): AsyncGenerator<EventBody> {
-  for await (const [mode, chunk] of chunks) {
+  // A subgraph's messages show in its own nodes' updates and again in its parent's (all of them,
+  // the earlier runs' included): each call is announced by the node that made it, once.
+  const called = new Set<string>();
+  const answered = new Set<string>();
+  const streamed = new Set<string>();
+  const subgraphNodes = new Set<string>();
+  for await (const [mode, chunk, ns = []] of chunks) {
+    for (let i = 0; i < ns.length; i++) subgraphNodes.add(nodeKey(ns.slice(0, i), ns[i]!.split(":")[0]!));
     if (mode === "custom") {
       const event = customEvent(chunk);
       if (event) yield event;
       continue;
     }
+    if (mode === "messages") {
+      const event = messageToken(chunk, streamed);
+      if (event) yield event;
+      continue;
+    }
     if (mode !== "updates" || !chunk || typeof chunk !== "object") continue;
     for (const [node, update] of Object.entries(chunk)) {
-      if (node.startsWith("__") || !update || typeof update !== "object") continue;
+      if (node.startsWith("__") || !update || typeof update !== "object" || subgraphNodes.has(nodeKey(ns, node))) continue;
       for (const m of newMessages((update as { messages?: unknown }).messages)) {
         if (AIMessage.isInstance(m)) {
-          for (const call of m.tool_calls ?? []) yield await toolCallEvent(call, m, registry);
-        } else if (ToolMessage.isInstance(m)) {
+          for (const call of m.tool_calls ?? []) {
+            if (call.id && called.has(call.id)) continue;
+            if (call.id) called.add(call.id);
+            yield await toolCallEvent(call, m, registry);
+          }
+        } else if (ToolMessage.isInstance(m) && !answered.has(m.tool_call_id)) {
+          answered.add(m.tool_call_id);
           yield toolResultEvent(m);
         }
       }
     }
   }
+}
+
+/**
+ * A `token` for one item of LangGraph's messages stream: assistant text as a chat model streams
+ * it, from any node or subgraph. A whole message comes after the chunks of the node that streamed
+ * it (the node's output; its id may differ): skipped when that node's task streamed already.
+ * Tool messages are not text (their `tool_result` comes from the updates).
+ */
+function messageToken(chunk: unknown, streamed: Set<string>): EventBody | undefined {
+  const [m, meta] = Array.isArray(chunk) ? chunk : [];
+  const task = taskOf(meta);
+  if (AIMessageChunk.isInstance(m)) {
+    streamed.add(task);
+  } else if (!AIMessage.isInstance(m) || streamed.has(task)) {
+    return undefined;
+  }
+  const text = typeof m.content === "string" ? m.content : m.text;
+  return text ? { type: "token", text } : undefined;
+}
+
+/** A node's place in the graph tree: the namespace it runs in, and its name. */
+const nodeKey = (ns: readonly string[], node: string) => `${ns.join("|")}/${node}`;
+
+/** Which task a messages-stream item came from (its checkpoint namespace names node and task). */
+function taskOf(meta: unknown): string {
+  const m = (meta ?? {}) as { langgraph_checkpoint_ns?: unknown; checkpoint_ns?: unknown };
+  return String(m.langgraph_checkpoint_ns ?? m.checkpoint_ns ?? "");
 }
 
 /**

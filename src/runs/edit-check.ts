@@ -1,8 +1,8 @@
-import type { AgentStateType } from "../../graphs/state.js";
-import { unansweredCalls } from "../../graphs/tool-messages.js";
+import { readGateState } from "../graph/index.js";
 import { applyEdit, hashArgs, validateArgs } from "../tools/index.js";
 import type { ResumeDecision } from "./resume-gate.js";
 import type { RunContext } from "./run-context.js";
+import { graphOfThread } from "./thread-graph.js";
 
 /** An edit checked before the gate opens: the merged arguments, or why it is refused. */
 export type CheckedEdit = { args: Record<string, unknown>; changed: string[] } | { error: string };
@@ -31,8 +31,8 @@ export async function prepareEdits(
   if (!decisions.some((d) => d.edited_args !== undefined)) return NO_EDITS;
   const record = await ctx.store.interrupts.get(interruptId);
   if (!record || record.thread_id !== threadId || record.status !== "waiting_human") return NO_EDITS;
-  const state = await ctx.graph.getState({ configurable: { thread_id: threadId } });
-  const real = new Map(unansweredCalls((state.values as Partial<AgentStateType>).messages ?? []).map((c) => [c.id!, c]));
+  const at = await readGateState(await graphOfThread(ctx, threadId), threadId);
+  const real = new Map(at.calls.map((c) => [c.id!, c]));
   const byCall = new Map<string, CheckedEdit>();
   for (const d of decisions) {
     if (d.edited_args === undefined) continue;

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
-import { closingOutcomes } from "../../graphs/tool-messages.js";
+import { closePendingCalls, closingOutcomes } from "../graph/index.js";
 import type { RunContext } from "./run-context.js";
+import { graphOfThread } from "./thread-graph.js";
 import { enqueueApprovalWebhook } from "./approval-webhooks.js";
-import { closePendingCalls } from "./pending-calls.js";
 import { type DecisionReport, reportDecision } from "./report-decision.js";
 
 class LostRace extends Error {}
@@ -75,7 +75,7 @@ async function close(
   }
   reportDecision(ctx, report);
   try {
-    await closePendingCalls(ctx.graph, ctx.store.ledger, threadId, closingOutcome(to));
+    await closePendingCalls(await graphOfThread(ctx, threadId), ctx.store.ledger, threadId, closingOutcome(to));
     await ctx.store.threads.release(threadId, holder, "idle", to);
   } catch (err) {
     // The thread stays held: released now it would sit idle over unanswered calls. The settler

@@ -1,8 +1,7 @@
-import type { GateDecision } from "../../graphs/decisions.js";
 import type { Principal } from "../auth/index.js";
 import { AppError, type Decision } from "../protocol/index.js";
 import { type AuditRecord, callRow, type InterruptCall, type InterruptRecord, type StoreOps } from "../store/index.js";
-import { hashArgs } from "../tools/index.js";
+import { type GateDecision, hashArgs } from "../tools/index.js";
 import { enqueueApprovalWebhook } from "./approval-webhooks.js";
 import type { PreparedEdits } from "./edit-check.js";
 import type { DecisionReport } from "./report-decision.js";
@@ -81,12 +80,17 @@ export async function openGate(
     decisions: rows.map((r) => ({ call_id: r.call_id, decision: r.decision })),
   });
   const report: DecisionReport = { threadId, interruptId, principal: p.sub, calls: rows, openedAt: open.created_at, decidedAt: now };
-  return { decisions: gate, requester: open.requester ?? thread.owner, report };
+  return { decisions: gate, callIds: open.calls.map((c) => c.call_id), graphId: thread.graph_id, requester: open.requester ?? thread.owner, report };
 }
 
 /** The decisions bound for the graph, and whose message the continuation still answers. */
 export interface OpenedGate {
+  /** Bound to the calls as shown: tool name, argument hashes before and after any edit. */
   decisions: GateDecision[];
+  /** Every call of the interrupt (one without a decision is not approved). */
+  callIds: string[];
+  /** The thread's graph. */
+  graphId: string;
   requester: string;
   /** For the log and metrics, once the transaction has committed. */
   report: DecisionReport;
@@ -100,13 +104,21 @@ interface Bound {
 
 /** A decision tied to the call the person was shown, with its checked edit (one that changes nothing is a plain approval). */
 function bind(d: ResumeDecision, call: InterruptCall, edits: PreparedEdits, interruptId: string): Bound {
-  const decision: GateDecision = { call_id: d.call_id, approved: d.approved, reason: d.reason, args_hash: call.args_hash };
+  const decision: GateDecision = {
+    call_id: d.call_id,
+    approved: d.approved,
+    reason: d.reason,
+    name: call.name,
+    args_hash: call.args_hash,
+    run_args_hash: call.args_hash,
+  };
   if (d.edited_args === undefined) return { decision };
   const edit = edits.interruptId === interruptId ? edits.byCall.get(d.call_id) : undefined;
   // Checked against another interrupt (it changed under us): the caller retries. A refused edit
   // was answered 400 before the run budget was touched (see `openGate`).
   if (!edit || "error" in edit) throw new AppError("thread_busy", "The interrupt changed while the edit was checked; try again");
-  return edit.changed.length ? { decision: { ...decision, edited_args: d.edited_args }, edit } : { decision };
+  if (!edit.changed.length) return { decision };
+  return { decision: { ...decision, edited_args: d.edited_args, run_args_hash: hashArgs(edit.args), edited: edit.changed }, edit };
 }
 
 /** One immutable row per pending call: how it was decided, by whom, with keyed hashes of its arguments. */

@@ -1,10 +1,10 @@
-import type { AgentGraph } from "../../graphs/agent.js";
 import type { Access } from "../auth/index.js";
 import { type Clock, systemClock } from "../clock.js";
 import type { Logger } from "../logger.js";
 import { createSecretScrubber, Metrics, Redactor, type SecretScrubber } from "../ops/index.js";
 import type { Store } from "../store/index.js";
 import type { ToolRegistry } from "../tools/index.js";
+import type { GraphCatalog, RunGate, ServedGraph } from "../graph/index.js";
 import { EventPersister } from "./event-persister.js";
 import type { RunLog } from "./run-log.js";
 import { Settler } from "./settler.js";
@@ -21,6 +21,10 @@ export interface RunSettings {
 export interface ActiveRun {
   runId: string;
   threadId: string;
+  /** The thread's graph. */
+  graph: ServedGraph;
+  /** The approvals this run carries; closed when it ends. */
+  gate: RunGate;
   log: RunLog;
   controller: AbortController;
   /** Settles when the run has ended and released the thread; never rejects. */
@@ -44,6 +48,19 @@ export interface StartingRun {
   started: Promise<ActiveRun | undefined>;
 }
 
+export interface RunContextOptions {
+  graphs: GraphCatalog;
+  store: Store;
+  registry: ToolRegistry;
+  settings: RunSettings;
+  log: Logger;
+  access: Access;
+  /** The secrets to scrub (`config.secrets`); by default only what looks like a credential. */
+  scrubber?: SecretScrubber;
+  clock?: Clock;
+  metrics?: Metrics;
+}
+
 /** What the run machinery shares: its dependencies plus the in-flight runs of this process. */
 export class RunContext {
   /** By thread: at most one per thread, enforced by the SQL claim. */
@@ -60,25 +77,47 @@ export class RunContext {
   /** Masks sensitive fields and scrubs secrets from every event and view that leaves. */
   readonly redactor: Redactor;
 
-  constructor(
-    readonly graph: AgentGraph,
-    readonly store: Store,
-    readonly registry: ToolRegistry,
-    readonly settings: RunSettings,
-    readonly log: Logger,
-    /** Who may see, run, decide and cancel what. */
-    readonly access: Access,
-    /** The secrets to scrub (`config.secrets`); by default only what looks like a credential. */
-    scrubber: SecretScrubber = createSecretScrubber(),
-    /** Where "now" comes from for deadlines (the store stamps its rows with the same one). */
-    readonly clock: Clock = systemClock,
-    /** Where runs, tokens, decisions and cancels are counted (`/metrics`). */
-    readonly metrics: Metrics = new Metrics(),
-  ) {
+  readonly graphs: GraphCatalog;
+  readonly store: Store;
+  /** Every tool the served graphs use, by name: kinds, masks, policies. */
+  readonly registry: ToolRegistry;
+  readonly settings: RunSettings;
+  readonly log: Logger;
+  /** Who may see, run, decide and cancel what. */
+  readonly access: Access;
+  /** Where "now" comes from for deadlines (the store stamps its rows with the same one). */
+  readonly clock: Clock;
+  /** Where runs, tokens, decisions and cancels are counted (`/metrics`). */
+  readonly metrics: Metrics;
+
+  constructor(o: RunContextOptions) {
+    const { registry, log } = o;
+    this.graphs = o.graphs;
+    this.store = o.store;
+    this.registry = registry;
+    this.settings = o.settings;
+    this.log = log;
+    this.access = o.access;
+    this.clock = o.clock ?? systemClock;
+    this.metrics = o.metrics ?? new Metrics();
+    const scrubber = o.scrubber ?? createSecretScrubber();
     this.redactor = new Redactor(registry, scrubber);
-    this.persister = new EventPersister(store.runs, (err, queued) =>
+    this.persister = new EventPersister(o.store.runs, (err, queued) =>
       log.warn("run event log write refused; kept for a retry", { queued, message: err instanceof Error ? err.message : String(err) }),
     );
     this.settler = new Settler(this);
   }
+
+  /** A graph called an irreversible tool without a live approval: the tool refused; say so. */
+  gateRefused(run: Pick<ActiveRun, "runId" | "threadId" | "graph">, call: { id: string; name: string }): void {
+    this.metrics.gateRefused(call.name);
+    this.log.warn("irreversible tool called without a live approval; refused", {
+      thread_id: run.threadId,
+      run_id: run.runId,
+      graph_id: run.graph.id,
+      tool: call.name,
+      call_id: call.id,
+    });
+  }
 }
+

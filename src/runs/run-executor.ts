@@ -1,5 +1,6 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import type { AgentStateType, AgentUpdate } from "../../graphs/state.js";
+import type { MessagesState } from "../graph/index.js";
+import { TOOL_GATE_KEY } from "../tools/index.js";
 import { adaptGraphStream, customWriter, type GraphChunk } from "./adapter.js";
 import type { ActiveRun, RunContext } from "./run-context.js";
 import { failClosed, finishCancelled, finishFailed, finishNormally, forget, type GraphEnd } from "./run-finish.js";
@@ -9,29 +10,28 @@ import { failClosed, finishCancelled, finishFailed, finishNormally, forget, type
  * run's log, then ends as `interrupt`, `done`, `cancelled` or `error`, and always hands the thread
  * back: itself, or (when the database refuses the end) through the settler. Never rejects.
  */
-export async function executeRun(
-  ctx: RunContext,
-  run: ActiveRun,
-  input: AgentUpdate | null,
-  configurable: Record<string, unknown>,
-): Promise<void> {
+export async function executeRun(ctx: RunContext, run: ActiveRun, input: Record<string, unknown> | null): Promise<void> {
   let outcome = "error";
   try {
     run.controller.signal.throwIfAborted(); // a cancel that landed while the run was starting wins
     // Tokens: the adapter's writer puts each one into the run's log as the node writes it, rather
     // than on the graph stream (`custom` mode), whose queue costs more per token (see customWriter).
-    const tokens: Pick<LangGraphRunnableConfig, "writer"> = {
-      writer: customWriter((event) => {
-        if (!run.log.isEnded) run.log.append(event);
-      }),
-    };
+    const lean = run.graph.tokens === "writer";
+    const tokens: Pick<LangGraphRunnableConfig, "writer"> = lean
+      ? {
+          writer: customWriter((event) => {
+            if (!run.log.isEnded) run.log.append(event);
+          }),
+        }
+      : {};
     // The graph's own iterator, not `graph.stream`: that one races the abort and lets go at once,
     // while the graph winds down and saves what the run did (`durability: "exit"`) afterwards; a
     // closer reading the thread meanwhile answered calls the save then answered again (two answers
     // to one call, in the wrong order). Here the loop ends when the graph has, its save included.
-    const stream = ctx.graph._streamIterator(input, {
+    const stream = run.graph.graph._streamIterator(input, {
       configurable: {
-        ...configurable,
+        // The run's approvals: the only thing that lets an irreversible tool run, at any depth.
+        [TOOL_GATE_KEY]: run.gate,
         thread_id: run.threadId,
         run_id: run.runId,
         max_rounds: ctx.settings.maxRounds,
@@ -40,17 +40,21 @@ export async function executeRun(
       ...tokens,
       // `values` (in-memory state after each step) spares a checkpoint read at the end: on a
       // long thread, rebuilding the state is the dearest part of a run.
-      streamMode: ["updates", "values"],
+      // Other graphs: tokens from any chat model call, in any node or subgraph (LangGraph's
+      // messages stream), and the updates of subgraphs, where a kit's gate may sit.
+      streamMode: lean ? ["updates", "values"] : ["updates", "values", "messages"],
+      subgraphs: !lean,
       // A round is at most agent → tools → call_tool: let MAX_ROUNDS, not LangGraph's default
       // step limit (25), end a long run.
-      recursionLimit: 3 * ctx.settings.maxRounds + 5,
+      // Other graphs may take more steps a round (middleware, supervisors): a wider bound.
+      recursionLimit: lean ? 3 * ctx.settings.maxRounds + 5 : 10 * ctx.settings.maxRounds + 25,
       // Checkpoints only when the run ends (done, interrupt, error or cancel): none stands between
       // the user's message and the model request. The run row keeps the message meanwhile, and
       // a run that dies before its end is settled from the ledger and that row (see run-input.ts).
       durability: "exit",
     });
     const end: GraphEnd = { values: undefined, interrupted: false };
-    for await (const body of adaptGraphStream(watchEnd(stream as AsyncIterable<GraphChunk>, end), ctx.registry)) {
+    for await (const body of adaptGraphStream(watchEnd(stream as AsyncIterable<unknown[]>, end), ctx.registry)) {
       run.log.append(body);
     }
     outcome = await finishNormally(ctx, run, end);
@@ -62,19 +66,27 @@ export async function executeRun(
       await failClosed(ctx, run, finishErr);
     }
   } finally {
+    run.gate.close(); // a tool still running, or called late, finds no approval
     forget(ctx, run, outcome);
   }
 }
 
-/** Passes the stream through, noting its final state and whether it stopped at the interrupt. */
-async function* watchEnd(chunks: AsyncIterable<GraphChunk>, end: GraphEnd): AsyncGenerator<GraphChunk> {
+/**
+ * Passes the stream through as `[mode, data, namespace]` (LangGraph sends a subgraph's chunks as
+ * `[namespace, mode, data]`), noting the top-level final state and whether the graph stopped at
+ * an interrupt.
+ */
+async function* watchEnd(chunks: AsyncIterable<unknown[]>, end: GraphEnd): AsyncGenerator<GraphChunk> {
   for await (const chunk of chunks) {
-    const [mode, data] = chunk;
+    const nested = chunk.length === 3;
+    const ns = nested ? (chunk[0] as string[]) : [];
+    const top = ns.length === 0;
+    const [mode, data] = (nested ? chunk.slice(1) : chunk) as GraphChunk;
     if (mode === "values") {
-      if (data && typeof data === "object" && "messages" in data) end.values = data as AgentStateType;
+      if (top && data && typeof data === "object" && "messages" in data) end.values = data as MessagesState;
       continue;
     }
-    if (mode === "updates" && data && typeof data === "object" && "__interrupt__" in data) end.interrupted = true;
-    yield chunk;
+    if (top && mode === "updates" && data && typeof data === "object" && "__interrupt__" in data) end.interrupted = true;
+    yield [mode, data, ns];
   }
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
-import type { AgentStateType } from "../../graphs/state.js";
-import { closingOutcomes, unansweredCalls } from "../../graphs/tool-messages.js";
+import type { ToolCall } from "@langchain/core/messages/tool";
+import { closePendingCalls, closingOutcomes, type MessagesState, readGateState, runInputOf, unansweredCalls } from "../graph/index.js";
 import { ModelCallError } from "../model/index.js";
 import type { EventBody } from "../protocol/index.js";
 import { type InterruptRecord, isStorageFault, type StoreOps } from "../store/index.js";
@@ -9,14 +9,12 @@ import { interruptPayload } from "./interrupt-payload.js";
 import { hashArgs, type ToolOutcome } from "../tools/index.js";
 import { toolResultEvent } from "./adapter.js";
 import { enqueueApprovalWebhook } from "./approval-webhooks.js";
-import { closePendingCalls } from "./pending-calls.js";
-import { runInputOf } from "./run-input.js";
 import { cancelReasonOf, RunCancelled } from "./run-abort.js";
 import type { ActiveRun, RunContext } from "./run-context.js";
 
 /** How the graph's stream ended: its last state, and whether it stopped at the gate. */
 export interface GraphEnd {
-  values: AgentStateType | undefined;
+  values: MessagesState | undefined;
   interrupted: boolean;
 }
 
@@ -32,33 +30,38 @@ export class ThreadLost extends Error {
 }
 
 export async function finishNormally(ctx: RunContext, run: ActiveRun, end: GraphEnd): Promise<string> {
-  let { values, interrupted } = end;
-  if (!values) {
-    // No step ran (nothing was pending): read what the checkpoint says.
-    const state = await ctx.graph.getState({ configurable: { thread_id: run.threadId } });
-    values = state.values as AgentStateType;
-    interrupted = state.next.includes("call_tool");
+  let { values } = end;
+  let gated: ToolCall[] = [];
+  if (values && end.interrupted && run.graph.tokens === "writer") {
+    // The built-in agent stops before `call_tool`: its calls are in the state the run ended with.
+    gated = unansweredCalls(values.messages).filter((c) => ctx.registry.needsApproval(c.name));
+  } else if (!values || end.interrupted) {
+    // No step ran (nothing was pending), or a graph paused itself, maybe in a subgraph: read where it stands.
+    const at = await readGateState(run.graph, run.threadId);
+    values ??= { messages: at.messages };
+    if (at.questions.length) throw new Error(`graph '${run.graph.id}' paused at an interrupt() that is not tollgate's gate`);
+    gated = at.calls;
   }
-  if (interrupted) {
+  if (gated.length) {
     // A cancel that landed while the run was stopping at the gate still wins: no interrupt opens.
     if (run.controller.signal.aborted) return finishCancelled(ctx, run);
+    const unknown = gated.find((c) => !ctx.registry.get(c.name));
+    if (unknown) throw new Error(`graph '${run.graph.id}' asks approval for tool '${unknown.name}', which this server does not know`);
     const now = ctx.clock.now();
     const record: Omit<InterruptRecord, "status" | "decided_at"> = {
       interrupt_id: randomUUID(),
       thread_id: run.threadId,
       run_id: run.runId,
-      calls: unansweredCalls(values.messages)
-        .filter((c) => ctx.registry.needsApproval(c.name))
-        .map((c) => {
-          const shown = ctx.registry.pendingCall({ id: c.id!, name: c.name, args: c.args });
-          return {
-            ...shown,
-            // Kept as people see them (masked, scrubbed): the hashes bind the real ones.
-            args: ctx.redactor.scrubber.scrubDeep(shown.args),
-            args_hash: hashArgs(c.args),
-            audit_hash: ctx.store.audit.hash(c.args),
-          };
-        }),
+      calls: gated.map((c) => {
+        const shown = ctx.registry.pendingCall({ id: c.id!, name: c.name, args: c.args });
+        return {
+          ...shown,
+          // Kept as people see them (masked, scrubbed): the hashes bind the real ones.
+          args: ctx.redactor.scrubber.scrubDeep(shown.args),
+          args_hash: hashArgs(c.args),
+          audit_hash: ctx.store.audit.hash(c.args),
+        };
+      }),
       created_at: now,
       expires_at: now + ctx.settings.approvalTtlMs,
       requester: run.requester,
@@ -73,7 +76,8 @@ export async function finishNormally(ctx: RunContext, run: ActiveRun, end: Graph
     return "interrupted";
   }
   const last = values.messages.at(-1);
-  const outcome = last && ToolMessage.isInstance(last) && !values.closed ? "max_rounds" : "completed";
+  const closed = (values as { closed?: unknown }).closed === true;
+  const outcome = last && ToolMessage.isInstance(last) && !closed ? "max_rounds" : "completed";
   await commitEnd(ctx, run, { type: "done", outcome, message: lastAssistantText(values.messages) }, outcome, (tx) =>
     tx.threads.release(run.threadId, run.runId, "idle", outcome),
   );
@@ -190,7 +194,7 @@ async function closeCalls(ctx: RunContext, run: ActiveRun, fallback: ToolOutcome
   // A message run whose graph never saved (stopped before it began, or its save refused) keeps
   // the user's message all the same: it is in the run row.
   const input = runInputOf(await ctx.store.runs.get(run.runId));
-  const messages = await closePendingCalls(ctx.graph, ctx.store.ledger, run.threadId, fallback, input);
+  const messages = await closePendingCalls(run.graph, ctx.store.ledger, run.threadId, fallback, input);
   for (const m of messages) run.log.append(toolResultEvent(m));
 }
 

@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import type { AgentUpdate } from "../../graphs/state.js";
 import { AppError, CANCEL_REASONS, threadNotFound, type CancelReason } from "../protocol/index.js";
 import type { Principal } from "../auth/index.js";
 import { isStorageFault, type LoggedEvent, type ThreadRow, type ThreadStatus } from "../store/index.js";
@@ -11,7 +10,8 @@ import { closeInterrupt } from "./interrupt-closer.js";
 import { RunCancelled } from "./run-abort.js";
 import type { ActiveRun, RunContext } from "./run-context.js";
 import { executeRun } from "./run-executor.js";
-import { encodeRunInput, inputMessage, type RunInput } from "./run-input.js";
+import { encodeRunInput, inputMessage, RunGate, type RunInput, type ServedGraph } from "../graph/index.js";
+import type { GateDecision } from "../tools/index.js";
 import { RunLog } from "./run-log.js";
 import { openGate, type ResumeDecision } from "./resume-gate.js";
 import { reportDecision } from "./report-decision.js";
@@ -23,6 +23,34 @@ const CLAIM_LOST = { status: "error", error: "not executed: the run could not st
 
 /** How much of the first user message names a thread in lists. */
 const TITLE_CHARS = 80;
+
+/** A new user message on a thread. */
+export interface MessageRequest {
+  threadId: string;
+  message: string;
+  onDisconnect?: "cancel" | "continue";
+  /** The graph a new thread runs; for an existing one, it must be the thread's. */
+  graphId?: string;
+}
+
+/** What a claimed run is launched with. */
+interface Launch {
+  threadId: string;
+  runId: string;
+  graph: ServedGraph;
+  /** Who started it (logs name them). */
+  principal: string;
+  /** Who sent the message it continues. */
+  requester: string;
+  onDisconnect: "cancel" | "continue";
+  /** The state update a message run starts with; null for a resume. */
+  input: Record<string, unknown> | null;
+  /** The decisions the run's gate carries, bound to their calls. */
+  decisions: readonly GateDecision[];
+  /** The calls of the interrupt a resume decides. */
+  resumes?: readonly string[];
+  resume?: ActiveRun["resume"];
+}
 
 export interface CancelResult {
   thread_id: string;
@@ -49,8 +77,12 @@ export class RunService {
    * is `thread_not_found`, as if it did not exist; then `forbidden` without the `user` role; then
    * `thread_busy` / `awaiting_approval`. A refusal writes nothing.
    */
-  async startMessage(p: Principal, threadId: string, message: string, onDisconnect: "cancel" | "continue" = "cancel"): Promise<ActiveRun> {
+  async startMessage(p: Principal, req: MessageRequest): Promise<ActiveRun> {
+    const { threadId, message, onDisconnect = "cancel" } = req;
     this.refuseIfClosing();
+    // A new thread gets the graph named (or the default); an unknown name writes nothing.
+    const wanted = this.ctx.graphs.pick(req.graphId);
+    let graph: ServedGraph = wanted;
     const runId = randomUUID();
     // An id of its own, so a repair can move or replace it like any other stored message.
     const userMessage: RunInput = { id: randomUUID(), content: message };
@@ -60,8 +92,9 @@ export class RunService {
     // The run row keeps the message: it is durable before the model is called.
     const claim = () =>
       this.ctx.store.transaction(async (tx) => {
-        const thread = await tx.threads.ensure(threadId, p.sub);
+        const thread = await tx.threads.ensure(threadId, p.sub, wanted.id);
         if (!this.ctx.access.owns(p, thread.owner)) throw threadNotFound(threadId);
+        graph = this.ctx.graphs.forThread(thread.graph_id, req.graphId); // a thread keeps its graph
         if (!this.ctx.access.mayStartRuns(p)) throw new AppError("forbidden", "Starting runs needs the role 'user'");
         this.admission.admit(p.sub);
         const claimed = await tx.threads.claimIdle(threadId, runId);
@@ -69,8 +102,18 @@ export class RunService {
         await tx.threads.setTitle(threadId, scrubber.scrub(message).replace(/\s+/g, " ").trim().slice(0, TITLE_CHARS));
         await tx.runs.start(runId, threadId, "message", encodeRunInput({ ...userMessage, content: scrubber.scrub(message) }));
       });
-    const input: AgentUpdate = { messages: [inputMessage(userMessage)], rounds: 0, closed: false };
-    return this.begin(threadId, runId, claim, undefined, (_, controller) => this.launch(controller, threadId, runId, p.sub, p.sub, onDisconnect, input, {}));
+    return this.begin(threadId, runId, claim, undefined, (_, controller) =>
+      this.launch(controller, {
+        threadId,
+        runId,
+        graph,
+        principal: p.sub,
+        requester: p.sub,
+        onDisconnect,
+        input: graph.messageInput(inputMessage(userMessage)),
+        decisions: [],
+      }),
+    );
   }
 
   /**
@@ -117,7 +160,18 @@ export class RunService {
       reportDecision(this.ctx, gate.report); // committed: `begin` launches only after the claim
       const resume = { interruptId, approved: gate.decisions.filter((d) => d.approved).map((d) => d.call_id) };
       // The continuation still answers the same person's message: calls it asks for next are theirs too.
-      return this.launch(controller, threadId, runId, p.sub, gate.requester, onDisconnect, null, { decisions: gate.decisions }, resume);
+      return this.launch(controller, {
+        threadId,
+        runId,
+        graph: this.ctx.graphs.forThread(gate.graphId),
+        principal: p.sub,
+        requester: gate.requester,
+        onDisconnect,
+        input: null,
+        decisions: gate.decisions,
+        resumes: gate.callIds,
+        resume,
+      });
     });
   }
 
@@ -267,23 +321,34 @@ export class RunService {
     }
   }
 
-  private launch(
-    controller: AbortController,
-    threadId: string,
-    runId: string,
-    principal: string,
-    requester: string,
-    onDisconnect: "cancel" | "continue",
-    input: AgentUpdate | null,
-    configurable: Record<string, unknown>,
-    resume?: ActiveRun["resume"],
-  ): ActiveRun {
+  private launch(controller: AbortController, l: Launch): ActiveRun {
+    const { threadId, runId, resume } = l;
     // Registered in the same tick as the claim: a cancel arriving next finds it.
     const log = new RunLog(runId, this.ctx.persister, this.ctx.redactor, this.ctx.metrics.runStarted(resume ? "resume" : "message"));
-    const run: ActiveRun = { runId, threadId, log, controller, done: Promise.resolve(), onDisconnect, principal, requester, resume };
+    const gate = new RunGate({
+      threadId,
+      runId,
+      ledger: this.ctx.store.ledger,
+      decisions: l.decisions,
+      resumes: l.resumes,
+      onRefusal: (call) => this.ctx.gateRefused(run, call),
+    });
+    const run: ActiveRun = {
+      runId,
+      threadId,
+      graph: l.graph,
+      gate,
+      log,
+      controller,
+      done: Promise.resolve(),
+      onDisconnect: l.onDisconnect,
+      principal: l.principal,
+      requester: l.requester,
+      resume,
+    };
     this.ctx.active.set(threadId, run);
     this.ctx.live.set(runId, log);
-    run.done = executeRun(this.ctx, run, input, configurable);
+    run.done = executeRun(this.ctx, run, l.input);
     return run;
   }
 }

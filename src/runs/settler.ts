@@ -1,14 +1,12 @@
-import { unansweredCalls } from "../../graphs/tool-messages.js";
-import type { AgentStateType } from "../../graphs/state.js";
+import { closePendingCalls, ledgerKey, readGateState, runInputOf } from "../graph/index.js";
 import type { EventBody } from "../protocol/index.js";
 import { isStorageFault, type LoggedEvent, type StoreOps } from "../store/index.js";
 import type { ToolOutcome } from "../tools/index.js";
 import { toolResultEvent } from "./adapter.js";
 import { MAX_UNFLUSHED } from "./event-persister.js";
 import { closerTarget, closingOutcome } from "./interrupt-closer.js";
-import { closePendingCalls } from "./pending-calls.js";
 import type { RunContext } from "./run-context.js";
-import { runInputOf } from "./run-input.js";
+import { graphOfThread } from "./thread-graph.js";
 import { enqueueApprovalWebhook } from "./approval-webhooks.js";
 
 /**
@@ -189,7 +187,7 @@ async function settleState(ctx: RunContext, o: Orphan): Promise<void> {
   // What the next run will load, settled from the ledger; a step whose checkpoint never came is committed.
   // A message run that died before its end was saved: its user message is only in its run row.
   const input = holds && runId ? runInputOf(await store.runs.get(runId)) : undefined;
-  const closed = holds ? await closePendingCalls(ctx.graph, store.ledger, o.threadId, o.fallback, input) : [];
+  const closed = holds ? await closePendingCalls(await graphOfThread(ctx, o.threadId), store.ledger, o.threadId, o.fallback, input) : [];
   const closer = closerTarget(o.holderId);
   await store.transaction(async (tx) => {
     if (holds) await tx.threads.release(o.threadId, o.holderId, "idle", closer ?? "error");
@@ -220,10 +218,10 @@ async function endRun(ctx: RunContext, tx: StoreOps, runId: string, o: Orphan, r
   await runs.prune(o.threadId, ctx.settings.eventRetentionRuns);
 }
 
-/** Whether the graph still waits before `call_tool` with none of the approved calls started. */
+/** Whether the graph still waits at the gate with none of the approved calls started. */
 async function untouched(ctx: RunContext, threadId: string, approved: string[]): Promise<boolean> {
-  for (const id of approved) if (await ctx.store.ledger.peek(`${threadId}:${id}`)) return false;
-  const state = await ctx.graph.getState({ configurable: { thread_id: threadId } });
-  const open = new Set(unansweredCalls((state.values as Partial<AgentStateType>).messages ?? []).map((c) => c.id));
-  return state.next.includes("call_tool") && approved.every((id) => open.has(id));
+  for (const id of approved) if (await ctx.store.ledger.peek(ledgerKey(threadId, id))) return false;
+  const at = await readGateState(await graphOfThread(ctx, threadId), threadId);
+  const open = new Set(at.calls.map((c) => c.id));
+  return approved.every((id) => open.has(id));
 }

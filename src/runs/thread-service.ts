@@ -3,6 +3,7 @@ import type { Principal } from "../auth/index.js";
 import {
   AppError,
   type ApprovalList,
+  type GraphList,
   type AuditTrail,
   threadNotFound,
   type ThreadList,
@@ -15,6 +16,14 @@ import type { RunContext } from "./run-context.js";
 import { seeThread } from "./thread-access.js";
 import { readThreadView } from "./thread-view.js";
 
+/** `POST /threads`. */
+export interface NewThread {
+  threadId?: string;
+  metadata?: Record<string, unknown>;
+  /** The graph it runs for life; default `agent` if served, else the only one. */
+  graphId?: string;
+}
+
 /** Threads as a caller may see them: creating, reading, listing, their audit, the approvals inbox. */
 export class ThreadService {
   constructor(private readonly ctx: RunContext) {}
@@ -23,20 +32,27 @@ export class ThreadService {
    * `POST /threads`: a new thread owned by `p`. An id someone else owns is `thread_not_found` (as
    * if it did not exist); one `p` owns is `thread_exists`; `forbidden` without the `user` role.
    */
-  async create(p: Principal, threadId: string | undefined, metadata: Record<string, unknown> | undefined): Promise<{ thread_id: string; status: "idle" }> {
+  async create(p: Principal, req: NewThread = {}): Promise<{ thread_id: string; graph_id: string; status: "idle" }> {
+    const { threadId, metadata } = req;
     const id = threadId ?? randomUUID();
     const { access, store } = this.ctx;
+    const graph = this.ctx.graphs.pick(req.graphId);
     const existing = await store.threads.get(id);
     if (existing && !access.owns(p, existing.owner)) throw threadNotFound(id);
     if (!access.mayStartRuns(p)) throw new AppError("forbidden", "Creating threads needs the role 'user'");
     if (existing) throw new AppError("thread_exists", `Thread ${id} already exists`);
-    if (!(await store.threads.create(id, p.sub, metadata))) {
+    if (!(await store.threads.create(id, p.sub, metadata, graph.id))) {
       // Made by someone else since the read: theirs is not ours to admit exists.
       const now = await store.threads.get(id);
       if (now && !access.owns(p, now.owner)) throw threadNotFound(id);
       throw new AppError("thread_exists", `Thread ${id} already exists`);
     }
-    return { thread_id: id, status: "idle" as const };
+    return { thread_id: id, graph_id: graph.id, status: "idle" as const };
+  }
+
+  /** `GET /graphs`: what this server serves; anyone who may call the API may read it. */
+  graphs(): GraphList {
+    return { items: this.ctx.graphs.list() };
   }
 
   /** `GET /threads/:id`. */
@@ -88,6 +104,7 @@ export class ThreadService {
 function summary(t: ThreadRow) {
   return {
     thread_id: t.thread_id,
+    graph_id: t.graph_id,
     status: t.status,
     last_outcome: t.last_outcome,
     created_at: new Date(t.created_at).toISOString(),

@@ -1,17 +1,16 @@
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
-import type { AgentStateType } from "../../graphs/state.js";
-import { outcomeOf } from "../../graphs/tool-messages.js";
+import { holdsInput, inputMessage, outcomeOf, pausedMessages, runInputOf } from "../graph/index.js";
 import { AppError, threadNotFound, type ThreadMessage, type ThreadView } from "../protocol/index.js";
 import { interruptPayload } from "./interrupt-payload.js";
 import type { RunContext } from "./run-context.js";
-import { holdsInput, inputMessage, runInputOf } from "./run-input.js";
 
 /** `GET /threads/:id`: status from the thread record, messages from the checkpoint, never from memory. */
 export async function readThreadView(ctx: RunContext, threadId: string): Promise<ThreadView> {
   const t = await ctx.store.threads.get(threadId);
   if (!t) throw threadNotFound(threadId);
-  const state = await ctx.graph.getState({ configurable: { thread_id: threadId } });
-  const stored = (state.values as Partial<AgentStateType>).messages ?? [];
+  const state = await ctx.graphs.forThread(t.graph_id).graph.getState({ configurable: { thread_id: threadId } }, { subgraphs: true });
+  // With a subgraph's messages while the graph waits in it: the calls it waits on, what ran before them.
+  const stored = pausedMessages(state).all;
   // A run in flight has its checkpoint saved only at its end: its user message is in its run row.
   const input = t.status === "running" && t.latest_run_id ? runInputOf(await ctx.store.runs.get(t.latest_run_id)) : undefined;
   const history = input && !holdsInput(stored, input) ? [...stored, inputMessage(input)] : stored;
@@ -20,6 +19,7 @@ export async function readThreadView(ctx: RunContext, threadId: string): Promise
   const open = t.status === "waiting_human" && t.open_interrupt_id ? await ctx.store.interrupts.get(t.open_interrupt_id) : undefined;
   return {
     thread_id: t.thread_id,
+    graph_id: t.graph_id,
     status: t.status,
     last_outcome: t.last_outcome,
     owner: t.owner,

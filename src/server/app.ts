@@ -3,6 +3,7 @@ import { bodyLimit } from "hono/body-limit";
 import { AppError, ERROR_STATUS, type ErrorBody } from "../protocol/index.js";
 import type { AppDeps } from "./app-deps.js";
 import { hostGuard, jsonBodies, originGuard } from "./edge-guard.js";
+import { graphsRoutes } from "./graphs-routes.js";
 import { identityRoutes } from "./identity-routes.js";
 import { openApiRoutes } from "./openapi.js";
 import { metricsRoutes } from "./metrics-routes.js";
@@ -48,6 +49,7 @@ export function createApp(deps: AppDeps): Hono {
   );
 
   app.route("/", identityRoutes(deps));
+  app.route("/", graphsRoutes(deps));
   app.route("/", metricsRoutes(deps));
   app.route("/threads", threadsRoutes(deps));
   app.route("/threads", runsRoutes(deps));

@@ -14,6 +14,7 @@ import {
   interruptEventSchema,
   interruptPayloadSchema,
   meSchema,
+  graphListSchema,
   pendingCallSchema,
   resumeAcceptedSchema,
   threadListSchema,
@@ -67,6 +68,7 @@ const RESPONSES: Record<string, z.ZodType> = {
   CancelResult: cancelResultSchema,
   ResumeAccepted: resumeAcceptedSchema,
   Me: meSchema,
+  GraphList: graphListSchema,
   Health: healthSchema,
   // The body tollgate POSTs to APPROVAL_WEBHOOK_URL (the document's `webhooks`).
   ApprovalWebhook: approvalWebhookSchema,

@@ -89,7 +89,7 @@ export const ENDPOINTS: Endpoint[] = [
     parameters: [threadId],
     body: { component: "RunRequest", required: true, description: "The user's message." },
     ok: { 200: stream("The run's events, until its terminal event.") },
-    errors: ["invalid_request", "unsupported_media_type", "thread_not_found", "forbidden", ...ADMISSION, "thread_busy", "awaiting_approval", "storage_unavailable"],
+    errors: ["invalid_request", "unsupported_media_type", "thread_not_found", "forbidden", ...ADMISSION, "thread_busy", "awaiting_approval", "graph_mismatch", "storage_unavailable"],
   },
   {
     method: "post",
@@ -188,6 +188,15 @@ export const ENDPOINTS: Endpoint[] = [
     auth: false,
     edge: false,
     ok: { 200: json("Up, and the database answers.", "Health"), 503: json("The database is unreachable.", "Health") },
+    errors: [],
+  },
+  {
+    method: "get",
+    path: "/graphs",
+    operationId: "listGraphs",
+    summary: "The graphs this server serves",
+    description: "A new thread runs the graph its first request names (`graph_id`), else `agent` if served, else the only one.",
+    ok: { 200: json("The graphs, by id.", "GraphList") },
     errors: [],
   },
   {

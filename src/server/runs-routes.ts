@@ -26,7 +26,12 @@ export function runsRoutes(deps: AppDeps): Hono {
   app.post("/:thread_id/runs", async (c) => {
     const threadId = threadParam(c);
     const body = await parseBody(c, runBody);
-    const run = await deps.runs.startMessage(principalOf(c), threadId, body.message, body.on_disconnect);
+    const run = await deps.runs.startMessage(principalOf(c), {
+      threadId,
+      message: body.message,
+      onDisconnect: body.on_disconnect,
+      graphId: body.graph_id,
+    });
     return streamRun(run, c.req.raw.signal);
   });
 

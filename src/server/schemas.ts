@@ -8,8 +8,16 @@ export const threadIdSchema = z.string().regex(THREAD_ID, "thread_id must match 
 
 export const MAX_METADATA_BYTES = 8 * 1024;
 
+/** Graph ids, as `GET /graphs` lists them. */
+export const graphIdSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,64}$/, "graph_id must match [A-Za-z0-9_-]{1,64}")
+  .optional()
+  .describe("The graph a new thread runs (`GET /graphs`); default `agent` if served, else the only one. A thread keeps its graph: another one is `409 graph_mismatch`.");
+
 export const createThreadBody = z.object({
   thread_id: threadIdSchema.optional(),
+  graph_id: graphIdSchema,
   // Nesting is bounded for every body (parseBody); the size here, before it is ever stored.
   metadata: z
     .record(z.string(), z.unknown())
@@ -36,6 +44,7 @@ export const runBody = z.object({
     .refine((m) => Buffer.byteLength(m, "utf8") <= MAX_MESSAGE_BYTES, "message is larger than 32 KiB")
     .describe("The user's message: not blank, at most 32 KiB of UTF-8."),
   on_disconnect: onDisconnect,
+  graph_id: graphIdSchema,
 });
 
 /**

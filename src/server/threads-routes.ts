@@ -12,7 +12,7 @@ export function threadsRoutes(deps: AppDeps): Hono {
 
   app.post("/", async (c) => {
     const body = await parseBody(c, createThreadBody, true);
-    return c.json(await deps.threads.create(principalOf(c), body.thread_id, body.metadata), 201);
+    return c.json(await deps.threads.create(principalOf(c), { threadId: body.thread_id, metadata: body.metadata, graphId: body.graph_id }), 201);
   });
 
   app.get("/", async (c) => {

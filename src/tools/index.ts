@@ -1,8 +1,14 @@
-export { ABORT_SIGNAL_KEY, defineTool, throwIfAborted, toolContext } from "./tollgate-tool.js";
-export type { TollgateTool, ToolContext, ToolKind, ToolMeta } from "./tollgate-tool.js";
+export { defineTool, TollgateTool } from "./tollgate-tool.js";
+export type { ToolKind, ToolMeta } from "./tollgate-tool.js";
+export { ABORT_SIGNAL_KEY, throwIfAborted, toolContext } from "./tool-context.js";
+export type { ToolContext } from "./tool-context.js";
+export { TOOL_GATE_KEY, toolGateOf } from "./tool-gate.js";
+export type { GateDecision, GatedCall, GatePermit, ToolGate } from "./tool-gate.js";
+export { closingOutcomes, outcomeMessage, outcomeOf } from "./outcome-message.js";
+export type { ToolArtifact } from "./outcome-message.js";
 export { MALFORMED_CALL_NAME, ToolRegistry } from "./tool-registry.js";
 export { MASK, maskArgs, maskOutput, maskPaths } from "./mask-args.js";
-export { runToolCall, untilAborted, validateArgs } from "./run-tool-call.js";
+export { innerConfig, runInner, runToolCall, untilAborted, validateArgs } from "./run-tool-call.js";
 export type { ToolCallRequest, ToolOutcome } from "./run-tool-call.js";
 export { canonicalJson, hashArgs } from "./args-hash.js";
 export { createDemoTools, createDemoToolsOn, setupDemoTables, sqliteDemoTables, type DemoTables } from "./demo/index.js";

@@ -1,6 +1,8 @@
 import { interopSafeParseAsync } from "@langchain/core/utils/types";
 import { formatIssues, type IssueLike, type ToolStatus } from "../protocol/index.js";
-import { ABORT_SIGNAL_KEY } from "./tollgate-tool.js";
+import type { StructuredToolInterface, ToolRunnableConfig } from "@langchain/core/tools";
+import { closingOutcomes } from "./outcome-message.js";
+import { ABORT_SIGNAL_KEY } from "./tool-context.js";
 import type { ToolRegistry } from "./tool-registry.js";
 
 const NEVER_ABORTS = new AbortController().signal;
@@ -26,8 +28,8 @@ export interface RunToolOptions {
 }
 
 /**
- * Validates and runs one call. Unknown tools, bad arguments and thrown errors become outcomes
- * the model is told about; only an abort propagates, because the whole run is being stopped.
+ * Validates and runs one call of a read tool. Unknown tools, bad arguments and thrown errors become
+ * outcomes the model is told about; only an abort propagates, because the whole run is being stopped.
  */
 export async function runToolCall(
   registry: ToolRegistry,
@@ -38,21 +40,50 @@ export async function runToolCall(
   if (!entry) return { status: "error", error: `Tool '${call.name}' not found` };
   const validationError = await validateArgs(registry, call);
   if (validationError) return { status: "invalid_args", error: validationError };
+  // An irreversible tool's code runs only through its own gate (`TollgateTool`), never from here.
+  if (entry.kind === "irreversible") return closingOutcomes.noApproval();
+  return runInner(entry.inner, call, {}, opts.signal, opts.threadId);
+}
+
+/**
+ * The config a tool's own code is called with. The signal travels in `configurable`: the promise
+ * settles when the tool's code does. The explicit never-firing signal keeps LangChain from
+ * inheriting the caller's signal and racing it (a tool that ignores the abort and commits later
+ * must still be recorded with what it did).
+ */
+export function innerConfig(
+  config: ToolRunnableConfig,
+  call: { id: string },
+  signal: AbortSignal | undefined,
+  threadId: string | undefined = (config.configurable as Record<string, unknown> | undefined)?.thread_id as string | undefined,
+): ToolRunnableConfig {
+  return {
+    callbacks: config.callbacks,
+    signal: NEVER_ABORTS,
+    configurable: {
+      thread_id: threadId,
+      idempotency_key: threadId ? `${threadId}:${call.id}` : call.id,
+      [ABORT_SIGNAL_KEY]: signal,
+    },
+  };
+}
+
+/**
+ * Calls a tool's own code: a thrown error becomes an `error` outcome the model is told about;
+ * only an abort the tool gave in to propagates, because the whole run is being stopped.
+ */
+export async function runInner(
+  tool: StructuredToolInterface,
+  call: ToolCallRequest,
+  config: ToolRunnableConfig,
+  signal: AbortSignal | undefined,
+  threadId?: string,
+): Promise<ToolOutcome> {
   try {
-    // The signal travels in `configurable`: the promise settles when the tool's code does. The
-    // explicit never-firing signal keeps LangChain from inheriting the node's signal and racing it.
-    const result: unknown = await entry.tool.invoke(call.args, {
-      signal: NEVER_ABORTS,
-      configurable: {
-        thread_id: opts.threadId,
-        idempotency_key: opts.threadId ? `${opts.threadId}:${call.id}` : call.id,
-        [ABORT_SIGNAL_KEY]: opts.signal,
-      },
-    });
+    const result: unknown = await tool.invoke(call.args, innerConfig(config, call, signal, threadId));
     return { status: "ok", output: stringifyOutput(result) };
   } catch (err) {
-    // A tool that throws once the run is aborted stopped because of it: the run is being stopped.
-    if (opts.signal?.aborted) throw opts.signal.reason ?? err;
+    if (signal?.aborted) throw signal.reason ?? err;
     return { status: "error", error: err instanceof Error ? err.message : String(err) };
   }
 }
@@ -86,7 +117,7 @@ export async function untilAborted<T>(work: Promise<T>, signal: AbortSignal | un
 export async function validateArgs(registry: ToolRegistry, call: ToolCallRequest): Promise<string | null> {
   const entry = registry.get(call.name);
   if (!entry) return `Tool '${call.name}' not found`;
-  const parsed = await interopSafeParseAsync(entry.tool.schema as never, call.args);
+  const parsed = await interopSafeParseAsync(entry.schema as never, call.args);
   if (parsed.success) return null;
   const issues = (parsed.error as { issues?: IssueLike[] }).issues;
   if (!issues) return String(parsed.error);

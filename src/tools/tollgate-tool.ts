@@ -1,16 +1,15 @@
-import type { StructuredToolInterface } from "@langchain/core/tools";
-import type { ToolRunnableConfig } from "@langchain/core/tools";
+import { StructuredTool, type StructuredToolInterface, type ToolRunnableConfig } from "@langchain/core/tools";
 import type { ApprovalPolicy } from "../protocol/index.js";
+import { closingOutcomes, outcomeMessage } from "./outcome-message.js";
+import { innerConfig, runInner, type ToolOutcome, untilAborted } from "./run-tool-call.js";
+import { toolContext } from "./tool-context.js";
+import { toolGateOf } from "./tool-gate.js";
 
 /** `read` tools run at once; `irreversible` tools run only after a person approves the exact call. */
 export type ToolKind = "read" | "irreversible";
 
-/**
- * A standard LangChain tool plus what tollgate needs to know about it. Teams wrap the tools they
- * already have; nothing about the tool itself changes.
- */
-export interface TollgateTool {
-  tool: StructuredToolInterface;
+/** What tollgate knows about a tool besides what LangChain knows. */
+export interface ToolMeta {
   kind: ToolKind;
   /** Dotted argument paths (e.g. "card.number") masked in every event and view. */
   sensitive?: readonly string[];
@@ -28,52 +27,82 @@ export interface TollgateTool {
   editable?: boolean;
 }
 
-export interface ToolMeta {
-  kind: ToolKind;
-  sensitive?: readonly string[];
-  sensitiveOutput?: readonly string[];
-  policy?: ApprovalPolicy;
-  editable?: boolean;
-}
+/**
+ * A LangChain tool that carries tollgate's metadata and holds the gate itself: usable wherever a
+ * tool goes (`ToolNode`, `createAgent`, `bindTools`, a node calling `.invoke`). A read tool runs
+ * as the tool it wraps. An irreversible one runs only for a tool call (`invoke` with a ToolCall)
+ * that the run's gate holds a live approval for (call id, tool name, argument hash), and only
+ * through the execution ledger; otherwise it answers "Rejected: no approval for this call" and
+ * its code never runs, whichever node, prebuilt or middleware called it.
+ */
+export class TollgateTool extends StructuredTool {
+  name: string;
+  description: string;
+  schema: StructuredToolInterface["schema"];
+  readonly kind: ToolKind;
+  readonly sensitive: readonly string[];
+  readonly sensitiveOutput: readonly string[];
+  readonly policy: ApprovalPolicy;
+  readonly editable: boolean;
 
-export function defineTool(tool: StructuredToolInterface, meta: ToolMeta): TollgateTool {
-  return {
-    tool,
-    kind: meta.kind,
-    sensitive: meta.sensitive ?? [],
-    sensitiveOutput: meta.sensitiveOutput ?? [],
-    policy: meta.policy ?? "owner",
-    editable: meta.editable ?? false,
-  };
-}
+  constructor(
+    /** The team's own tool: what runs once the gate lets a call through. */
+    readonly inner: StructuredToolInterface,
+    meta: ToolMeta,
+  ) {
+    super({ verboseParsingErrors: true });
+    this.name = inner.name;
+    this.description = inner.description;
+    this.schema = inner.schema;
+    this.kind = meta.kind;
+    this.sensitive = meta.sensitive ?? [];
+    this.sensitiveOutput = meta.sensitiveOutput ?? [];
+    this.policy = meta.policy ?? "owner";
+    this.editable = meta.editable ?? false;
+  }
 
-/** What a tool receives besides its arguments. */
-export interface ToolContext {
-  signal: AbortSignal | undefined;
-  /** `thread_id:call_id`: the same for every attempt at one approved call; pass it downstream. */
-  idempotencyKey: string | undefined;
-  threadId: string | undefined;
+  static lc_name() {
+    return "TollgateTool";
+  }
+
+  /** The metadata as given (what `createTollgate({ toolMeta })` takes). */
+  get meta(): Required<ToolMeta> {
+    return { kind: this.kind, sensitive: this.sensitive, sensitiveOutput: this.sensitiveOutput, policy: this.policy, editable: this.editable };
+  }
+
+  protected async _call(args: unknown, _run: unknown, config: ToolRunnableConfig = {}): Promise<unknown> {
+    const signal = toolContext(config).signal;
+    const id = config.toolCall?.id;
+    const call = { id: id ?? "", name: this.name, args: args as Record<string, unknown> };
+    if (this.kind !== "irreversible") {
+      // Errors propagate: the caller (ToolNode, the kit, a node) reports them as it always does.
+      return this.inner.invoke(args, innerConfig(config, call, signal));
+    }
+    // Bound to the arguments as the model sent them (and the person saw them), not as parsed.
+    const raw = (config.toolCall?.args as Record<string, unknown> | undefined) ?? call.args;
+    const gate = toolGateOf(config);
+    const permit = id ? gate?.permit({ id, name: this.name, args: raw }) : undefined;
+    if (!permit) {
+      gate?.refused({ id: call.id, name: this.name });
+      return answer(call, id, closingOutcomes.noApproval());
+    }
+    const edited = permit.decision.edited?.length ? { edited: permit.decision.edited } : {};
+    const settled = permit.execute(async () => ({ ...(await runInner(this.inner, call, config, signal)), ...edited }));
+    return answer(call, id, await untilAborted(settled, signal));
+  }
 }
 
 /**
- * `configurable` key of the run's abort signal. It is not passed as `config.signal`: LangChain
- * would then reject the tool's promise at the abort while the tool's code runs on, and the run
- * could not tell whether the call had its effect.
+ * Wraps a LangChain tool with tollgate's metadata (see `TollgateTool`). A tool that is already a
+ * TollgateTool is wrapped around its own tool again, with the new metadata.
  */
-export const ABORT_SIGNAL_KEY = "abort_signal";
-
-/** Reads tollgate's context from the config a LangChain tool function is called with. */
-export function toolContext(config: ToolRunnableConfig | undefined): ToolContext {
-  const c = (config?.configurable ?? {}) as Record<string, unknown>;
-  const signal = c[ABORT_SIGNAL_KEY];
-  return {
-    signal: signal instanceof AbortSignal ? signal : config?.signal,
-    idempotencyKey: typeof c.idempotency_key === "string" ? c.idempotency_key : undefined,
-    threadId: typeof c.thread_id === "string" ? c.thread_id : undefined,
-  };
+export function defineTool(tool: StructuredToolInterface, meta: ToolMeta): TollgateTool {
+  return new TollgateTool(tool instanceof TollgateTool ? tool.inner : tool, meta);
 }
 
-/** Throws the signal's reason when it has fired: tools call this right before committing. */
-export function throwIfAborted(signal: AbortSignal | undefined): void {
-  if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : new Error("aborted");
+/** A ToolMessage when called with a tool call (LangChain passes it through as is), else the text. */
+function answer(call: { name: string }, id: string | undefined, outcome: ToolOutcome): unknown {
+  if (id) return outcomeMessage({ id, name: call.name }, outcome);
+  if (outcome.status === "ok") return outcome.output ?? "";
+  return outcomeMessage({ id: "", name: call.name }, outcome).content;
 }

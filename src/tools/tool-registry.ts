@@ -18,10 +18,10 @@ export class ToolRegistry {
 
   constructor(tools: readonly TollgateTool[]) {
     for (const t of tools) {
-      if (this.byName.has(t.tool.name)) throw new Error(`Duplicate tool name '${t.tool.name}'`);
+      if (this.byName.has(t.name)) throw new Error(`Duplicate tool name '${t.name}'`);
       // Calls the model sends without a valid name are stored under it and never run.
-      if (t.tool.name === MALFORMED_CALL_NAME) throw new Error(`The tool name '${MALFORMED_CALL_NAME}' is reserved`);
-      this.byName.set(t.tool.name, t);
+      if (t.name === MALFORMED_CALL_NAME) throw new Error(`The tool name '${MALFORMED_CALL_NAME}' is reserved`);
+      this.byName.set(t.name, t);
     }
   }
 
@@ -52,7 +52,7 @@ export class ToolRegistry {
     let s = this.schemas.get(name);
     if (!s) {
       const t = this.byName.get(name);
-      s = t ? (toJsonSchema(t.tool.schema as never) as Record<string, unknown>) : {};
+      s = t ? (toJsonSchema(t.schema as never) as Record<string, unknown>) : {};
       this.schemas.set(name, s);
     }
     return s;
@@ -80,8 +80,8 @@ export class ToolRegistry {
     return maskOutput(output, this.byName.get(name)?.sensitiveOutput ?? []);
   }
 
-  /** Plain LangChain tools, for `model.bindTools`. */
+  /** The tools as LangChain sees them (each holds its own gate), for `model.bindTools` and tool nodes. */
   langchainTools(): StructuredToolInterface[] {
-    return [...this.byName.values()].map((t) => t.tool);
+    return [...this.byName.values()];
   }
 }

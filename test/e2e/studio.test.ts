@@ -12,7 +12,7 @@ import { pathToFileURL } from "node:url";
 import { Client } from "@langchain/langgraph-sdk";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ApprovalRequest } from "../../graphs/nodes/call-tool-node.js";
+import type { ApprovalRequest } from "../../src/graph/index.js";
 import { type LangSmithStandIn, startLangSmithStandIn, type TracedRun } from "../helpers/langsmith-stand-in.js";
 import { langgraphDevUnavailable, REPO_ROOT, startLangGraphDev, type LangGraphDev } from "./studio/langgraph-dev.js";
 

@@ -37,7 +37,8 @@ const LAYERS: Record<string, { rank: number; side: Side }> = {
   // any graph seen from the engine (loading, ids, the gate kit): above the stores, whose row types
   // it may read, and below graphs/ and runs, which build on it; 5.5 so no rank below moves
   "src/graph": { rank: 5.5, side: "server" },
-  "graphs": { rank: 6, side: "server" },
+  // The built-in agent, one graph among others: beside the run engine, which reaches graphs only through src/graph.
+  "graphs": { rank: 7, side: "server" },
   "src/ops": { rank: 6, side: "server" }, // metrics, logs, tracing, webhook delivery: above the stores (the outbox), used by runs and the server
   "src/runs": { rank: 7, side: "server" },
   "src/server": { rank: 8, side: "server" },

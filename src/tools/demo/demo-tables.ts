@@ -1,5 +1,5 @@
 import type { Database } from "better-sqlite3";
-import { throwIfAborted } from "../tollgate-tool.js";
+import { throwIfAborted } from "../tool-context.js";
 
 export interface OrderRow {
   order_id: string;

@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { throwIfAborted } from "../tollgate-tool.js";
+import { throwIfAborted } from "../tool-context.js";
 import { DEMO_ORDERS, type DemoTables, type OrderView } from "./demo-tables.js";
 
 /** The advisory lock key that serialises the demo tables' setup (any constant; ASCII "tgdm"). */

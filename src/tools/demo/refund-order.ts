@@ -1,6 +1,7 @@
 import { tool } from "@langchain/core/tools";
 import { z } from "zod";
-import { defineTool, toolContext, type TollgateTool } from "../tollgate-tool.js";
+import { defineTool, type TollgateTool } from "../tollgate-tool.js";
+import { toolContext } from "../tool-context.js";
 import { callIdOf, type DbSource, type DemoTables, demoTablesOf } from "./demo-tables.js";
 
 /** Irreversible: records a refund. The write checks the abort signal inside its transaction. */

@@ -3,7 +3,8 @@ import type { Database } from "better-sqlite3";
 import { z } from "zod";
 import { abortableSleep } from "../../lib/index.js";
 import { callIdOf, type DemoTables, sqliteDemoTables } from "../demo/demo-tables.js";
-import { defineTool, toolContext, type TollgateTool } from "../tollgate-tool.js";
+import { defineTool, type TollgateTool } from "../tollgate-tool.js";
+import { toolContext } from "../tool-context.js";
 
 /**
  * Tools that only tests and benchmarks serve (TOLLGATE_TEST_TOOLS=1): a read-only tool that

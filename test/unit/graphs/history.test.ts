@@ -3,11 +3,11 @@ import type { ToolCall } from "@langchain/core/messages/tool";
 import { tool } from "@langchain/core/tools";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { answerFromLedger } from "../../../graphs/answer-from-ledger.js";
+import { answerFromLedger } from "../../../src/graph/index.js";
 import { MemoryLedger } from "../../../src/ledger/index.js";
 import { repairHistory, repairWithLedger } from "../../../graphs/history.js";
 import { finalMessage } from "../../../graphs/nodes/agent-node.js";
-import { closingOutcomes, outcomeOf } from "../../../graphs/tool-messages.js";
+import { closingOutcomes, outcomeOf } from "../../../src/graph/index.js";
 import { defineTool, MALFORMED_CALL_NAME, ToolRegistry } from "../../../src/tools/index.js";
 import { historyProblem } from "../../helpers/fake-openai.js";
 

@@ -4,7 +4,7 @@ import { MemorySaver } from "@langchain/langgraph";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { compileAgentGraph } from "../../../graphs/agent.js";
-import { outcomeOf } from "../../../graphs/tool-messages.js";
+import { outcomeOf } from "../../../src/graph/index.js";
 import { createModel } from "../../../src/model/index.js";
 import { defineTool } from "../../../src/tools/index.js";
 import { type FakeOpenAI, startFakeOpenAI } from "../../helpers/fake-openai.js";

@@ -3,7 +3,8 @@ import { AIMessageChunk, type BaseMessage, HumanMessage } from "@langchain/core/
 import { ChatGenerationChunk, type ChatResult } from "@langchain/core/outputs";
 import { describe, expect, it } from "vitest";
 import { MemoryLedger } from "../../../src/ledger/index.js";
-import { createAgentNode, type TokenChunk } from "../../../graphs/nodes/agent-node.js";
+import { createAgentNode } from "../../../graphs/nodes/agent-node.js";
+import type { TokenChunk } from "../../../src/graph/index.js";
 import { DEFAULT_MODEL_TIMEOUTS } from "../../../graphs/nodes/model-deadline.js";
 import { turnOverBudget } from "../../../graphs/nodes/turn-budget.js";
 import { ToolRegistry } from "../../../src/tools/index.js";

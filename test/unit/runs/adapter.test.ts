@@ -1,12 +1,12 @@
 import { randomUUID } from "node:crypto";
-import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import { AIMessage, AIMessageChunk, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { FakeListChatModel } from "@langchain/core/utils/testing";
 import { MemorySaver } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { compileAgentGraph } from "../../../graphs/agent.js";
-import { outcomeMessage, UNPARSABLE_KEY } from "../../../graphs/tool-messages.js";
+import { outcomeMessage, UNPARSABLE_KEY } from "../../../src/graph/index.js";
 import type { EventBody } from "../../../src/protocol/index.js";
 import { adaptGraphStream, customWriter, type GraphChunk } from "../../../src/runs/adapter.js";
 import { defineTool, ToolRegistry } from "../../../src/tools/index.js";
@@ -97,10 +97,42 @@ describe("adaptGraphStream", () => {
       ["updates", { __interrupt__: [] }],
       ["updates", { tools: null }],
       ["updates", { agent: { rounds: 2 } }],
-      ["messages", [new AIMessage("x"), {}]],
+      ["messages", [new ToolMessage({ content: "out", tool_call_id: "t" }), {}]],
       ["values", { messages: [] }],
     ]);
     expect(events).toEqual([]);
+  });
+
+  it("reads tokens from the messages stream, once per message: chunks as they come, a whole message only if none came", async () => {
+    const events = await adapt([
+      ["messages", [new AIMessageChunk({ id: "m1", content: "Hel" }), { langgraph_checkpoint_ns: "agent:1" }]],
+      ["messages", [new AIMessageChunk({ id: "m1", content: "lo" }), { langgraph_checkpoint_ns: "agent:1" }]],
+      // The node's output, seen again whole (under an id of its own): its text was streamed already.
+      ["messages", [new AIMessage({ id: "m9", content: "Hello" }), { langgraph_checkpoint_ns: "agent:1" }]],
+      // A message no model streamed (another task built it): its text, once.
+      ["messages", [new AIMessage({ id: "m2", content: "Done." }), { langgraph_checkpoint_ns: "summary:2" }]],
+    ]);
+    expect(events).toEqual([
+      { type: "token", text: "Hel" },
+      { type: "token", text: "lo" },
+      { type: "token", text: "Done." },
+    ]);
+  });
+
+  it("announces each call and result once, by the node that made it, though the subgraph's parent node carries them again", async () => {
+    const ai = new AIMessage({ content: "", tool_calls: [{ id: "c1", name: "lookup", args: {}, type: "tool_call" }] });
+    const answer = new ToolMessage({ content: "ok", tool_call_id: "c1", name: "lookup" });
+    const earlier = new AIMessage({ content: "", tool_calls: [{ id: "c0", name: "lookup", args: {}, type: "tool_call" }] });
+    const events = await adapt([
+      ["updates", { agent: { messages: [ai] } }, ["desk:1"]],
+      ["updates", { tools: { messages: [answer] } }, ["desk:1"]],
+      // The parent's update holds the subgraph's whole output, an earlier run's call included.
+      ["updates", { desk: { messages: [earlier, ai, answer] } }, []],
+    ]);
+    expect(events.map((e) => [e.type, "call_id" in e ? e.call_id : ""])).toEqual([
+      ["tool_call", "c1"],
+      ["tool_result", "c1"],
+    ]);
   });
 });
 

@@ -134,7 +134,7 @@ describe("a message cancelled before its graph began", () => {
     const t = await open(new Scripted(() => new AIMessage("hi")), []);
     await (await post(t, "/threads/early/runs", { message: "first" })).text();
     // The cancel lands while the claim is on its way: the run ends as soon as it begins.
-    const starting = t.runs.startMessage(ANONYMOUS, "early", "second");
+    const starting = t.runs.startMessage(ANONYMOUS, { threadId: "early", message: "second" });
     const cancel = await t.runs.cancel(ANONYMOUS, "early");
     const run = await starting;
     await run.done;
@@ -163,7 +163,7 @@ describe("a cancel while a run commits its end", () => {
       }
       return transaction(fn);
     };
-    const run = await t.runs.startMessage(ANONYMOUS, "c", "pay bob");
+    const run = await t.runs.startMessage(ANONYMOUS, { threadId: "c", message: "pay bob" });
     run.controller.signal.addEventListener("abort", () => release());
     await inEnd;
     const answer = t.runs.cancel(ANONYMOUS, "c");

@@ -10,7 +10,7 @@ import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPgPool } from "../../../src/store/postgres/pg-pool.js";
 import { withTransaction } from "../../../src/store/postgres/queryable.js";
-import { ABORT_SIGNAL_KEY } from "../../../src/tools/tollgate-tool.js";
+import { ABORT_SIGNAL_KEY } from "../../../src/tools/tool-context.js";
 import { createDemoTools, createDemoToolsOn, type DemoTables } from "../../../src/tools/demo/index.js";
 import { postgresDemoTables } from "../../../src/tools/demo/pg-demo-tables.js";
 import { createTestTools, createTestToolsOn } from "../../../src/tools/testing/test-tools.js";
@@ -83,9 +83,9 @@ const config = (callId: string, signal?: AbortSignal) => ({
 
 /** What a tool answers, or the message it fails with. */
 async function invoke(tools: TollgateTool[], name: string, args: Record<string, unknown>, cfg = config("c0")): Promise<string> {
-  const t = tools.find((x) => x.tool.name === name)!;
+  const t = tools.find((x) => x.name === name)!;
   try {
-    return String(await t.tool.invoke(args, cfg));
+    return String(await t.inner.invoke(args, cfg));
   } catch (err) {
     return `error: ${(err as Error).message}`;
   }
@@ -160,7 +160,7 @@ describe.each([sqlite, postgres])("the $name demo tables", (backend) => {
 
     it("back tools that answer byte for byte as the SQLite ones do", async () => {
       const { tools } = await backend.fresh();
-      expect(tools.map((t) => [t.tool.name, t.kind, t.policy, t.editable, t.sensitive, t.sensitiveOutput])).toEqual([
+      expect(tools.map((t) => [t.name, t.kind, t.policy, t.editable, t.sensitive, t.sensitiveOutput])).toEqual([
         ["lookup_order", "read", "owner", false, [], ["customer_email"]],
         ["refund_order", "irreversible", "approver", true, [], []],
         ["send_email", "irreversible", "owner", true, ["to", "body"], ["to"]],

@@ -1,11 +1,11 @@
 import type { ToolMessage } from "@langchain/core/messages";
-import { answerFromLedger } from "../../graphs/answer-from-ledger.js";
 import type { ExecutionLedger } from "../ledger/index.js";
-import type { AgentGraph } from "../../graphs/agent.js";
-import { outcomeMessage, unansweredCalls } from "../../graphs/tool-messages.js";
-import type { AgentStateType } from "../../graphs/state.js";
 import type { ToolOutcome } from "../tools/index.js";
+import { answerFromLedger } from "./answer-from-ledger.js";
+import { messagesOf, pausedMessages } from "./paused-messages.js";
 import { holdsInput, inputMessage, type RunInput } from "./run-input.js";
+import type { ServedGraph } from "./served-graph.js";
+import { outcomeMessage, unansweredCalls } from "./tool-messages.js";
 
 /**
  * Answers every call the thread's last assistant message left open, so the history stays valid
@@ -16,26 +16,34 @@ import { holdsInput, inputMessage, type RunInput } from "./run-input.js";
  * was saved), so the next model call sees the question that went unanswered.
  */
 export async function closePendingCalls(
-  graph: AgentGraph,
+  served: ServedGraph,
   ledger: ExecutionLedger,
   threadId: string,
   fallback: ToolOutcome,
   input?: RunInput,
 ): Promise<ToolMessage[]> {
+  const { graph } = served;
   const config = { configurable: { thread_id: threadId } };
-  const state = await graph.getState(config);
-  const values = state.values as Partial<AgentStateType>;
-  const calls = unansweredCalls(values.messages ?? []);
+  const state = await graph.getState(config, { subgraphs: true });
+  const top = messagesOf(state);
+  // Calls left open in a subgraph (a gate one level down) are answered in the graph itself, with
+  // the subgraph's messages that asked for them: as if the subgraph's node had returned there.
+  const { all, carried } = pausedMessages(state);
+  const calls = unansweredCalls(all);
   // A step whose task finished but whose checkpoint never came (a kill, a refused write) left its
   // output as pending writes, which a new run would start without: `getState` shows them, and
   // `updateState` commits them along with the answers, so the history keeps what really ran.
   const uncommitted = state.tasks.some((t) => t.result !== undefined);
-  const lostInput = input && !holdsInput(values.messages, input) ? [inputMessage(input)] : [];
+  const lostInput = input && !holdsInput(top, input) ? [inputMessage(input)] : [];
   if (calls.length === 0 && !uncommitted && lostInput.length === 0) return [];
   const answer = answerFromLedger(ledger, threadId, fallback);
   const messages: ToolMessage[] = [];
   for (const call of calls) messages.push(outcomeMessage(call, await answer(call)));
-  // As if the tools node had answered them; its router ends the graph when `closed` is set.
-  await graph.updateState(config, { messages: [...messages, ...lostInput], closed: true }, "tools");
+  // As if the node the graph paused in had answered them; then nothing runs on from there.
+  const pausedIn = state.tasks.find((t) => t.result === undefined)?.name;
+  const write = served.closeWrite([...carried, ...messages, ...lostInput], pausedIn);
+  await graph.updateState(config, write.values, write.asNode);
+  if (write.clear) await graph.updateState(config, null, "__end__");
   return messages;
 }
+

@@ -1,7 +1,6 @@
-import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
-import type { ToolCall } from "@langchain/core/messages/tool";
-import type { ToolStatus } from "../src/protocol/index.js";
-import type { ToolOutcome } from "../src/tools/index.js";
+import { ToolMessage } from "@langchain/core/messages";
+import type { ToolStatus } from "../protocol/index.js";
+import type { ToolOutcome } from "./run-tool-call.js";
 
 /** Where tollgate keeps a tool call's outcome on its ToolMessage; `artifact` is never sent to the model. */
 export interface ToolArtifact {
@@ -9,35 +8,6 @@ export interface ToolArtifact {
   error?: string;
   /** Arguments a person changed before approving (names only). */
   edited?: readonly string[];
-}
-
-/** Calls whose arguments were not valid JSON; they are answered `invalid_args` without running. */
-export const UNPARSABLE_KEY = "tollgate_unparsable_args";
-
-export function lastAssistant(messages: BaseMessage[]): AIMessage | undefined {
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const m = messages[i]!;
-    if (AIMessage.isInstance(m)) return m;
-    if (!ToolMessage.isInstance(m)) return undefined;
-  }
-  return undefined;
-}
-
-/** The last assistant message's calls that no ToolMessage has answered yet. */
-export function unansweredCalls(messages: BaseMessage[]): ToolCall[] {
-  const ai = lastAssistant(messages);
-  if (!ai?.tool_calls?.length) return [];
-  const answered = new Set<string>();
-  for (let i = messages.length - 1; i >= 0 && messages[i] !== ai; i--) {
-    const m = messages[i]!;
-    if (ToolMessage.isInstance(m)) answered.add(m.tool_call_id);
-  }
-  return ai.tool_calls.filter((c) => !answered.has(c.id!));
-}
-
-export function unparsableError(ai: AIMessage | undefined, callId: string): string | undefined {
-  const map = ai?.additional_kwargs?.[UNPARSABLE_KEY] as Record<string, string> | undefined;
-  return map?.[callId];
 }
 
 /** What the model reads; an edited call says first which arguments the person changed (not their values). */
@@ -95,4 +65,8 @@ export const closingOutcomes = {
   /** A call still pending when a new message came (Studio, the SDK): closed, never run. */
   superseded: (): ToolOutcome => ({ status: "rejected", error: "Rejected: superseded by a new message" }),
   outcomeUnknown: (): ToolOutcome => ({ status: "error", error: "outcome unknown" }),
+  /** An irreversible tool called without a live approval for this very call. */
+  noApproval: (): ToolOutcome => ({ status: "rejected", error: "Rejected: no approval for this call" }),
+  /** A call the model sent without a valid name: never reaches a tool or the gate. */
+  malformed: (): ToolOutcome => ({ status: "error", error: "malformed tool call" }),
 };

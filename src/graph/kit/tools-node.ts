@@ -1,7 +1,7 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import { MALFORMED_CALL_NAME, runToolCall, type ToolOutcome, type ToolRegistry, untilAborted, validateArgs } from "../../src/tools/index.js";
-import { MALFORMED_CALL } from "../history.js";
-import type { AgentStateType, AgentUpdate } from "../state.js";
+import type { ToolMessage } from "@langchain/core/messages";
+import { closingOutcomes, MALFORMED_CALL_NAME, runToolCall, type ToolOutcome, type ToolRegistry, untilAborted, validateArgs } from "../../tools/index.js";
+import type { MessagesState } from "../graph-state.js";
 import { lastAssistant, outcomeMessage, unansweredCalls, unparsableError } from "../tool-messages.js";
 
 /**
@@ -10,13 +10,13 @@ import { lastAssistant, outcomeMessage, unansweredCalls, unparsableError } from 
  * left for the gate.
  */
 export function createToolsNode(registry: ToolRegistry) {
-  return async function tools(state: AgentStateType, config: LangGraphRunnableConfig): Promise<AgentUpdate> {
+  return async function tools(state: MessagesState, config: LangGraphRunnableConfig): Promise<{ messages: ToolMessage[] }> {
     const ai = lastAssistant(state.messages);
     const threadId = config.configurable?.thread_id as string | undefined;
     const results = await Promise.all(
       unansweredCalls(state.messages).map(async (call): Promise<ReturnType<typeof outcomeMessage> | null> => {
         const request = { id: call.id!, name: call.name, args: call.args };
-        if (call.name === MALFORMED_CALL_NAME) return outcomeMessage(call, MALFORMED_CALL);
+        if (call.name === MALFORMED_CALL_NAME) return outcomeMessage(call, closingOutcomes.malformed());
         const unparsable = unparsableError(ai, request.id);
         if (unparsable) return outcomeMessage(call, { status: "invalid_args", error: unparsable });
         if (registry.needsApproval(call.name)) {

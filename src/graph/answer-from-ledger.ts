@@ -1,7 +1,8 @@
 import type { ToolCall } from "@langchain/core/messages/tool";
-import type { ExecutionLedger } from "../src/ledger/index.js";
-import type { ToolOutcome } from "../src/tools/index.js";
+import type { ExecutionLedger } from "../ledger/index.js";
+import type { ToolOutcome } from "../tools/index.js";
 import { closingOutcomes } from "./tool-messages.js";
+import { ledgerKey } from "./run-gate.js";
 
 /**
  * How to answer a call that will never run now (cancel, expiry, restart, a new message): what the
@@ -10,7 +11,7 @@ import { closingOutcomes } from "./tool-messages.js";
  */
 export function answerFromLedger(ledger: ExecutionLedger, threadId: string, fallback: ToolOutcome) {
   return async (call: Pick<ToolCall, "id">): Promise<ToolOutcome> => {
-    const known = await ledger.peek(`${threadId}:${call.id}`);
+    const known = await ledger.peek(ledgerKey(threadId, call.id!));
     if (known?.kind === "settled") return known.outcome;
     return known?.kind === "in_doubt" ? closingOutcomes.outcomeUnknown() : fallback;
   };

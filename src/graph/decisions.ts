@@ -1,13 +1,4 @@
-/** A person's decision on one pending call, as it reaches the `call_tool` node. */
-export interface GateDecision {
-  call_id: string;
-  approved: boolean;
-  reason?: string;
-  /** Hash of the arguments the person was shown; when present, the call must still match it. */
-  args_hash?: string;
-  /** Top-level arguments the person replaced before approving (a shallow merge; editable tools only). */
-  edited_args?: Record<string, unknown>;
-}
+import type { GateDecision } from "../tools/index.js";
 
 /**
  * The one parser for decisions, whichever way they reach the gate: `configurable.decisions` in

@@ -1,0 +1,32 @@
+import type { ToolRunnableConfig } from "@langchain/core/tools";
+
+/** What a tool receives besides its arguments. */
+export interface ToolContext {
+  signal: AbortSignal | undefined;
+  /** `thread_id:call_id`: the same for every attempt at one approved call; pass it downstream. */
+  idempotencyKey: string | undefined;
+  threadId: string | undefined;
+}
+
+/**
+ * `configurable` key of the run's abort signal. It is not passed as `config.signal`: LangChain
+ * would then reject the tool's promise at the abort while the tool's code runs on, and the run
+ * could not tell whether the call had its effect.
+ */
+export const ABORT_SIGNAL_KEY = "abort_signal";
+
+/** Reads tollgate's context from the config a LangChain tool function is called with. */
+export function toolContext(config: ToolRunnableConfig | undefined): ToolContext {
+  const c = (config?.configurable ?? {}) as Record<string, unknown>;
+  const signal = c[ABORT_SIGNAL_KEY];
+  return {
+    signal: signal instanceof AbortSignal ? signal : config?.signal,
+    idempotencyKey: typeof c.idempotency_key === "string" ? c.idempotency_key : undefined,
+    threadId: typeof c.thread_id === "string" ? c.thread_id : undefined,
+  };
+}
+
+/** Throws the signal's reason when it has fired: tools call this right before committing. */
+export function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : new Error("aborted");
+}
