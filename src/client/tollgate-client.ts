@@ -6,6 +6,7 @@ import type {
   ApprovalList,
   AuditTrail,
   CreateThreadBody,
+  GraphList,
   Decision,
   ListThreadsOptions,
   Me,
@@ -63,8 +64,13 @@ export class TollgateClient {
   }
 
   /** `POST /threads`. Rejects with `thread_exists` if the id is taken. */
-  createThread(body: CreateThreadBody = {}): Promise<{ thread_id: string; status: string }> {
+  createThread(body: CreateThreadBody = {}): Promise<{ thread_id: string; graph_id: string; status: string }> {
     return this.#json("POST", "/threads", body);
+  }
+
+  /** `GET /graphs`: the graphs this server serves. */
+  listGraphs(): Promise<GraphList> {
+    return this.#json("GET", "/graphs");
   }
 
   /** `GET /threads/:id`: status, owner, last outcome, history and the open interrupt. */
@@ -84,7 +90,7 @@ export class TollgateClient {
 
   /** `POST /threads/:id/runs`: sends a user message and streams the run's events. */
   run(threadId: string, message: string, opts: RunOptions = {}): EventStream {
-    const body = { message, ...(opts.on_disconnect ? { on_disconnect: opts.on_disconnect } : {}) };
+    const body = { message, ...(opts.on_disconnect ? { on_disconnect: opts.on_disconnect } : {}), ...(opts.graph_id ? { graph_id: opts.graph_id } : {}) };
     return this.#eventStream(threadId, "runs", body);
   }
 

@@ -5,6 +5,8 @@ export type {
   AuditEntry,
   AuditTrail,
   Decision,
+  GraphInfo,
+  GraphList,
   LastOutcome,
   Me,
   PendingCall,
@@ -25,6 +27,8 @@ export type TokenSource = string | (() => string | undefined | Promise<string | 
 export interface CreateThreadBody {
   thread_id?: string;
   metadata?: Record<string, unknown>;
+  /** The graph the thread runs for life (`listGraphs()`); default `agent` if served, else the only one. */
+  graph_id?: string;
 }
 
 export interface ListThreadsOptions {
@@ -37,6 +41,8 @@ export interface ListThreadsOptions {
 export interface RunOptions {
   /** What the server does when this client goes away mid-run. Default `cancel`. */
   on_disconnect?: "cancel" | "continue";
+  /** With a message: the graph a new thread runs; for an existing one, it must be the thread's (else `graph_mismatch`). */
+  graph_id?: string;
 }
 
 export interface StreamOptions {

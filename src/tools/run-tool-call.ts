@@ -42,7 +42,8 @@ export async function runToolCall(
   if (validationError) return { status: "invalid_args", error: validationError };
   // An irreversible tool's code runs only through its own gate (`TollgateTool`), never from here.
   if (entry.kind === "irreversible") return closingOutcomes.noApproval();
-  return runInner(entry.inner, call, {}, opts.signal, opts.threadId);
+  // Through the tool itself (its run is the call's traced run), with tollgate's context.
+  return runInner(entry, call, {}, opts.signal, opts.threadId);
 }
 
 /**
@@ -58,7 +59,6 @@ export function innerConfig(
   threadId: string | undefined = (config.configurable as Record<string, unknown> | undefined)?.thread_id as string | undefined,
 ): ToolRunnableConfig {
   return {
-    callbacks: config.callbacks,
     signal: NEVER_ABORTS,
     configurable: {
       thread_id: threadId,
@@ -69,8 +69,10 @@ export function innerConfig(
 }
 
 /**
- * Calls a tool's own code: a thrown error becomes an `error` outcome the model is told about;
- * only an abort the tool gave in to propagates, because the whole run is being stopped.
+ * Runs a tool's own code: a thrown error becomes an `error` outcome the model is told about; only
+ * an abort the tool gave in to propagates, because the whole run is being stopped. Given the run
+ * of a tool that wraps it (`parent`), the code runs inside that run (`_call`), so a call is one
+ * traced run under the tool's name, not two.
  */
 export async function runInner(
   tool: StructuredToolInterface,
@@ -78,9 +80,12 @@ export async function runInner(
   config: ToolRunnableConfig,
   signal: AbortSignal | undefined,
   threadId?: string,
+  parent?: { run: unknown },
 ): Promise<ToolOutcome> {
   try {
-    const result: unknown = await tool.invoke(call.args, innerConfig(config, call, signal, threadId));
+    const own = innerConfig(config, call, signal, threadId);
+    const code = (tool as unknown as { _call?: (args: unknown, run: unknown, config: ToolRunnableConfig) => Promise<unknown> })._call;
+    const result: unknown = parent && typeof code === "function" ? await code.call(tool, call.args, parent.run, own) : await tool.invoke(call.args, own);
     return { status: "ok", output: stringifyOutput(result) };
   } catch (err) {
     if (signal?.aborted) throw signal.reason ?? err;

@@ -1,3 +1,4 @@
+import { type Callbacks, parseCallbackConfigArg } from "@langchain/core/callbacks/manager";
 import { StructuredTool, type StructuredToolInterface, type ToolRunnableConfig } from "@langchain/core/tools";
 import type { ApprovalPolicy } from "../protocol/index.js";
 import { closingOutcomes, outcomeMessage } from "./outcome-message.js";
@@ -65,18 +66,27 @@ export class TollgateTool extends StructuredTool {
     return "TollgateTool";
   }
 
+  /** Traced under the tool's own name, as LangChain's `tool()` tools are (one run per call). */
+  override async call(arg: unknown, configArg?: Callbacks | ToolRunnableConfig, tags?: string[]): Promise<unknown> {
+    const config = parseCallbackConfigArg(configArg);
+    if (config.runName === undefined) config.runName = this.name;
+    return super.call(arg as never, config, tags);
+  }
+
   /** The metadata as given (what `createTollgate({ toolMeta })` takes). */
   get meta(): Required<ToolMeta> {
     return { kind: this.kind, sensitive: this.sensitive, sensitiveOutput: this.sensitiveOutput, policy: this.policy, editable: this.editable };
   }
 
-  protected async _call(args: unknown, _run: unknown, config: ToolRunnableConfig = {}): Promise<unknown> {
+  protected async _call(args: unknown, run: unknown, config: ToolRunnableConfig = {}): Promise<unknown> {
     const signal = toolContext(config).signal;
     const id = config.toolCall?.id;
     const call = { id: id ?? "", name: this.name, args: args as Record<string, unknown> };
     if (this.kind !== "irreversible") {
       // Errors propagate: the caller (ToolNode, the kit, a node) reports them as it always does.
-      return this.inner.invoke(args, innerConfig(config, call, signal));
+      const own = (this.inner as unknown as { _call?: (a: unknown, r: unknown, c: ToolRunnableConfig) => Promise<unknown> })._call;
+      // The tool's own code, inside this run: one traced run a call, under the tool's name.
+      return typeof own === "function" ? own.call(this.inner, args, run, innerConfig(config, call, signal)) : this.inner.invoke(args, innerConfig(config, call, signal));
     }
     // Bound to the arguments as the model sent them (and the person saw them), not as parsed.
     const raw = (config.toolCall?.args as Record<string, unknown> | undefined) ?? call.args;
@@ -87,7 +97,7 @@ export class TollgateTool extends StructuredTool {
       return answer(call, id, closingOutcomes.noApproval());
     }
     const edited = permit.decision.edited?.length ? { edited: permit.decision.edited } : {};
-    const settled = permit.execute(async () => ({ ...(await runInner(this.inner, call, config, signal)), ...edited }));
+    const settled = permit.execute(async () => ({ ...(await runInner(this.inner, call, config, signal, undefined, { run })), ...edited }));
     return answer(call, id, await untilAborted(settled, signal));
   }
 }

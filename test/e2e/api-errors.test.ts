@@ -46,6 +46,7 @@ describe("the contract's errors, sent as JSON before any stream", () => {
     await call(s.server.url, "POST", "/threads", { thread_id: id });
     expect((await call(s.server.url, "GET", `/threads/${id}`)).json).toEqual({
       thread_id: id,
+      graph_id: "agent",
       status: "idle",
       last_outcome: null,
       owner: "anonymous",

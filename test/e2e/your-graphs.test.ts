@@ -1,0 +1,104 @@
+/**
+ * A team's own graphs, served from a langgraph.json file (`TOLLGATE_GRAPHS`): which graph a thread
+ * runs, and the gate held by the tool itself — a graph that calls an irreversible tool with no
+ * gate at all (LangGraph's own ToolNode, no interrupt) gets a refusal, and nothing runs.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TollgateClient, TollgateError } from "../../src/client/index.js";
+import { REPO_ROOT, type ServerProcess, startServer } from "../helpers/server-process.js";
+import { call, expectNoStackTraces, only, terminal, threadId, types } from "./support.js";
+
+const GRAPHS_FILE = path.join(REPO_ROOT, "test/fixtures/graphs/langgraph.json");
+
+let server: ServerProcess;
+let client: TollgateClient;
+beforeAll(async () => {
+  server = await startServer({ TOLLGATE_GRAPHS: GRAPHS_FILE });
+  client = new TollgateClient({ baseUrl: server.url });
+});
+afterAll(async () => {
+  if (server) expectNoStackTraces(server);
+  await server?.kill();
+});
+
+/** What wire_money really did, one line per payment. */
+const wired = () => {
+  const file = path.join(server.dataDir, "wired.jsonl");
+  return fs.existsSync(file) ? fs.readFileSync(file, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l) as { to: string; cents: number; key: string }) : [];
+};
+
+async function refusals(): Promise<number> {
+  const res = await call(server.url, "GET", "/metrics");
+  const m = /^tollgate_gate_refusals_total\{tool="wire_money"\} (\d+)$/m.exec(res.text);
+  return m ? Number(m[1]) : 0;
+}
+
+describe("graphs a team serves", () => {
+  it("GET /graphs lists them, with the file's descriptions", async () => {
+    expect(await client.listGraphs()).toEqual({
+      items: [
+        { graph_id: "ungated", description: "A graph with no gate at all" },
+        { graph_id: "gated", description: null },
+      ],
+    });
+  });
+
+  it("a new thread names its graph; with several and no `agent`, naming none or an unknown one is a 400, and nothing is created", async () => {
+    const id = threadId("pick");
+    for (const body of [{ message: "hi" }, { message: "hi", graph_id: "nope" }]) {
+      const res = await call(server.url, "POST", `/threads/${id}/runs`, body);
+      expect([res.status, res.json.error.code]).toEqual([400, "invalid_request"]);
+    }
+    const created = await call(server.url, "POST", "/threads", { graph_id: "nope" });
+    expect(created.status).toBe(400);
+    expect((await call(server.url, "GET", `/threads/${id}`)).status).toBe(404);
+  });
+
+  it("a thread keeps its graph for life: another graph_id is 409 graph_mismatch", async () => {
+    const { thread_id, graph_id } = await client.createThread({ graph_id: "gated" });
+    expect(graph_id).toBe("gated");
+    const err = await client
+      .run(thread_id, "wire 5 to ann", { graph_id: "ungated" })
+      .collect()
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TollgateError);
+    expect((err as TollgateError).code).toBe("graph_mismatch");
+    expect((await client.getThread(thread_id)).graph_id).toBe("gated");
+  });
+
+  it("a graph with no gate calls the irreversible tool: it refuses, logged and counted; the read tool runs", async () => {
+    const before = await refusals();
+    const id = threadId("ungated");
+    const events = await client.run(id, "wire 500 to eve", { graph_id: "ungated" }).collect();
+    expect(terminal(events, "done").message).toBe("Rejected: no approval for this call / balance: 900");
+    expect(types(events)).toEqual(["tool_call", "tool_call", "tool_result", "tool_result", "done"]);
+    // Masked where people see it, as any call of the tool.
+    expect(only(events, "tool_call")[0]).toMatchObject({ name: "wire_money", args: { to: "***", cents: 500 } });
+    expect(only(events, "tool_result").map((r) => [r.name, r.status])).toEqual([
+      ["wire_money", "rejected"],
+      ["balance", "ok"],
+    ]);
+    expect(wired()).toEqual([]);
+    expect(await refusals()).toBe(before + 1);
+    const line = server
+      .stdout()
+      .split("\n")
+      .find((l) => l.includes("without a live approval"));
+    expect(JSON.parse(line!)).toMatchObject({ level: "warn", thread_id: id, graph_id: "ungated", tool: "wire_money" });
+    expect((await client.getThread(id)).status).toBe("idle");
+  });
+
+  it("the same tool behind the kit's gate: the interrupt, then one approval, one payment", async () => {
+    const id = threadId("gated");
+    const first = await client.run(id, "wire 700 to kim", { graph_id: "gated" }).collect();
+    const intr = terminal(first, "interrupt");
+    expect(intr.calls.map((c) => [c.name, c.args])).toEqual([["wire_money", { to: "***", cents: 700 }]]);
+    expect(only(first, "tool_result").map((r) => r.name)).toEqual(["balance"]); // read calls first
+    expect(wired()).not.toContainEqual(expect.objectContaining({ to: "kim" }));
+    const resumed = await client.resume(id, intr.interrupt_id, [{ call_id: intr.calls[0]!.call_id, approved: true }]).collect();
+    expect(terminal(resumed, "done").message).toBe("balance: 900 / sent 700 to kim");
+    expect(wired().filter((w) => w.to === "kim")).toEqual([{ to: "kim", cents: 700, key: `${id}:${intr.calls[0]!.call_id}` }]);
+  });
+});
