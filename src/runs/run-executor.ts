@@ -1,3 +1,5 @@
+import { AIMessage } from "@langchain/core/messages";
+import type { ToolCall } from "@langchain/core/messages/tool";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { MessagesState } from "../graph/index.js";
 import { TOOL_GATE_KEY } from "../tools/index.js";
@@ -53,7 +55,7 @@ export async function executeRun(ctx: RunContext, run: ActiveRun, input: Record<
       // a run that dies before its end is settled from the ledger and that row (see run-input.ts).
       durability: "exit",
     });
-    const end: GraphEnd = { values: undefined, interrupted: false };
+    const end: GraphEnd = { values: undefined, interrupted: false, calls: new Map() };
     for await (const body of adaptGraphStream(watchEnd(stream as AsyncIterable<unknown[]>, end), ctx.registry)) {
       run.log.append(body);
     }
@@ -68,6 +70,18 @@ export async function executeRun(ctx: RunContext, run: ActiveRun, input: Record<
   } finally {
     run.gate.close(); // a tool still running, or called late, finds no approval
     forget(ctx, run, outcome);
+  }
+}
+
+/**
+ * Remembers the tool calls AI messages made in this run, as the model made them: the checkpoint
+ * keeps them scrubbed of secrets, and an approval binds the real arguments.
+ */
+function noteCalls(update: object, calls: Map<string, ToolCall>): void {
+  for (const node of Object.values(update)) {
+    const messages = (node as { messages?: unknown } | null)?.messages;
+    if (!Array.isArray(messages)) continue;
+    for (const m of messages) if (AIMessage.isInstance(m)) for (const c of m.tool_calls ?? []) if (c.id) calls.set(c.id, c);
   }
 }
 
@@ -87,6 +101,7 @@ async function* watchEnd(chunks: AsyncIterable<unknown[]>, end: GraphEnd): Async
       continue;
     }
     if (top && mode === "updates" && data && typeof data === "object" && "__interrupt__" in data) end.interrupted = true;
+    if (mode === "updates" && data && typeof data === "object") noteCalls(data, end.calls);
     yield [mode, data, ns];
   }
 }

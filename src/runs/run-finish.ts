@@ -16,6 +16,8 @@ import type { ActiveRun, RunContext } from "./run-context.js";
 export interface GraphEnd {
   values: MessagesState | undefined;
   interrupted: boolean;
+  /** The tool calls this run's AI messages made, by id, with their real arguments. */
+  calls: Map<string, ToolCall>;
 }
 
 const RUN_FAILED: ToolOutcome = { status: "error", error: "not executed: the run failed" };
@@ -40,7 +42,8 @@ export async function finishNormally(ctx: RunContext, run: ActiveRun, end: Graph
     const at = await readGateState(run.graph, run.threadId);
     values ??= { messages: at.messages };
     if (at.questions.length) throw new Error(`graph '${run.graph.id}' paused at an interrupt() that is not tollgate's gate`);
-    gated = at.calls;
+    // The real arguments where this run made the call (the checkpoint has them scrubbed of secrets).
+    gated = at.calls.map((c) => end.calls.get(c.id!) ?? c);
   }
   if (gated.length) {
     // A cancel that landed while the run was stopping at the gate still wins: no interrupt opens.
