@@ -1,7 +1,7 @@
 import { defineConfig } from "vitest/config";
 import { postgresAvailable } from "./test/helpers/postgres.js";
 
-// Two projects, named after the backend the servers run on:
+// Projects, named after the backend (and graph) the servers run on:
 // - "sqlite": every test, as always (each server's data dir holds its SQLite file).
 // - "postgres": the end-to-end files that do not care which store is behind the API, again, with
 //   TOLLGATE_TEST_BACKEND=postgres: one throwaway cluster for the project (postgres-setup.ts),
@@ -38,6 +38,27 @@ const ON_POSTGRES = [
   "webhooks",
 ].map((name) => `test/e2e/${name}.test.ts`);
 
+/**
+ * The guarantee suites the graph projects run again with the demo agent served as a team's graph
+ * is (TOLLGATE_TEST_GRAPH): "graph-nested" — built with the kit, inside a parent graph's node, so
+ * the gate pauses one level down (SQLite); "graph-kit" — the kit's graph itself, on PostgreSQL.
+ */
+const ON_GRAPHS = [
+  "cancel",
+  "core-flow",
+  "demo-flow",
+  "durability",
+  "four-eyes",
+  "kill-points",
+  "logs",
+  "masking",
+  "model-faults",
+  "reconnect",
+  "secrets",
+  "storage-faults",
+  "webhooks",
+].map((name) => `test/e2e/${name}.test.ts`);
+
 // Not on PostgreSQL, and why:
 // - storage-faults: it locks the SQLite file under the server.
 // - kill-points: kill-point.mjs kills the server at a write by patching better-sqlite3.
@@ -68,6 +89,9 @@ export default defineConfig({
           include: ["test/**/*.test.ts"],
         },
       },
+      {
+        test: { ...common, name: "graph-nested", include: ON_GRAPHS, env: { TOLLGATE_TEST_GRAPH: "nested" } },
+      },
       ...(withPostgres
         ? [
             {
@@ -77,6 +101,15 @@ export default defineConfig({
                 include: ON_POSTGRES,
                 env: { TOLLGATE_TEST_BACKEND: "postgres" },
                 // Under CI=true without PostgreSQL it throws the reason, and the run fails.
+                globalSetup: ["./test/support/postgres-setup.ts"],
+              },
+            },
+            {
+              test: {
+                ...common,
+                name: "graph-kit",
+                include: ON_POSTGRES.filter((f) => ON_GRAPHS.includes(f)),
+                env: { TOLLGATE_TEST_BACKEND: "postgres", TOLLGATE_TEST_GRAPH: "kit" },
                 globalSetup: ["./test/support/postgres-setup.ts"],
               },
             },

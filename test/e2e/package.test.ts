@@ -348,6 +348,33 @@ describe("the npm package", () => {
     expect(output, output).toMatch(/\bfail 0\b/);
   }, 90_000);
 
+  it("the supervisor example serves its own graph (the gate one level down in a sub-agent) from the installed package, type-checked", async () => {
+    const sup = path.join(work, "supervisor");
+    fs.cpSync(path.join(REPO_ROOT, "examples/support-supervisor"), sup, { recursive: true, filter: (src) => !src.split(path.sep).includes("node_modules") });
+    await exec("npm", ["install", tarball, "--no-audit", "--no-fund", "--prefer-offline"], {
+      cwd: sup,
+      env: npmEnv({ npm_config_better_sqlite3_local_prebuilds: path.join(work, "prebuilds") }),
+      maxBuffer: 16 << 20,
+    });
+    fs.writeFileSync(
+      path.join(sup, "tsconfig.check.json"),
+      JSON.stringify({
+        compilerOptions: {
+          module: "NodeNext", moduleResolution: "NodeNext", target: "ES2022", strict: true, noEmit: true,
+          allowJs: true, checkJs: true, skipLibCheck: false, types: ["node"],
+        },
+        files: ["graph.js", "tools.js", "server.js", "test/supervisor.test.js"],
+      }),
+    );
+    const tsc = path.join(REPO_ROOT, "node_modules/typescript/bin/tsc");
+    const check = await exec(process.execPath, [tsc, "-p", "tsconfig.check.json"], { cwd: sup }).catch((e: { stdout: string }) => e);
+    expect(check.stdout).toBe("");
+    const run = await exec("npm", ["test"], { cwd: sup, env: npmEnv(), maxBuffer: 16 << 20 }).catch((e: { stdout: string; stderr: string }) => e);
+    const output = `${run.stdout}\n${run.stderr}`;
+    expect(output, output).toMatch(/\bpass 1\b/);
+    expect(output, output).toMatch(/\bfail 0\b/);
+  }, 240_000);
+
   // The example's server is the README's snippet: neither it nor the bin may greet a team's first
   // mistake with a stack, nor print the database password.
   const UNREACHABLE = { DATABASE_URL: "postgres://u:secretpw@127.0.0.1:1/x" }; // nothing listens on port 1

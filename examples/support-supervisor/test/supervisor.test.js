@@ -79,7 +79,9 @@ test("the supervisor's billing sub-agent waits at the gate one level down; shipp
   const again = (await sam.run("bill-2", "refund INV-7").collect()).at(-1);
   assert.ok(again?.type === "interrupt");
   const rejected = await pat.resume("bill-2", again.interrupt_id, [{ call_id: again.calls[0].call_id, approved: false, reason: "duplicate" }]).collect();
-  assert.equal(rejected.at(-1)?.type === "done" && rejected.at(-1)?.message, "The refund was not approved.");
+  const refused = rejected.at(-1);
+  assert.ok(refused?.type === "done", `the run completes, not ${refused?.type}`);
+  assert.equal(refused.message, "The refund was not approved.");
   const third = (await sam.run("bill-3", "refund INV-7").collect()).at(-1);
   assert.ok(third?.type === "interrupt");
   assert.equal((await sam.cancel("bill-3")).cancelled, true);
