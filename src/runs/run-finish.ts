@@ -31,6 +31,11 @@ export class ThreadLost extends Error {
   override name = "ThreadLost";
 }
 
+/** A served graph did something tollgate cannot serve; the message says what, for the client too. */
+export class GraphRefused extends Error {
+  override name = "GraphRefused";
+}
+
 export async function finishNormally(ctx: RunContext, run: ActiveRun, end: GraphEnd): Promise<string> {
   let { values } = end;
   let gated: ToolCall[] = [];
@@ -41,7 +46,9 @@ export async function finishNormally(ctx: RunContext, run: ActiveRun, end: Graph
     // No step ran (nothing was pending), or a graph paused itself, maybe in a subgraph: read where it stands.
     const at = await readGateState(run.graph, run.threadId);
     values ??= { messages: at.messages };
-    if (at.questions.length) throw new Error(`graph '${run.graph.id}' paused at an interrupt() that is not tollgate's gate`);
+    if (at.questions.length) {
+      throw new GraphRefused(`Graph '${run.graph.id}' paused at an interrupt() that is not tollgate's gate; this server cannot put it to people yet`);
+    }
     // The real arguments where this run made the call (the checkpoint has them scrubbed of secrets).
     gated = at.calls.map((c) => end.calls.get(c.id!) ?? c);
   }
@@ -49,7 +56,9 @@ export async function finishNormally(ctx: RunContext, run: ActiveRun, end: Graph
     // A cancel that landed while the run was stopping at the gate still wins: no interrupt opens.
     if (run.controller.signal.aborted) return finishCancelled(ctx, run);
     const unknown = gated.find((c) => !ctx.registry.get(c.name));
-    if (unknown) throw new Error(`graph '${run.graph.id}' asks approval for tool '${unknown.name}', which this server does not know`);
+    if (unknown) {
+      throw new GraphRefused(`Graph '${run.graph.id}' asks approval for tool '${unknown.name}', which this server does not know: pass it in createTollgate({ tools })`);
+    }
     const now = ctx.clock.now();
     const record: Omit<InterruptRecord, "status" | "decided_at"> = {
       interrupt_id: randomUUID(),
@@ -174,6 +183,10 @@ function describeFailure(ctx: RunContext, run: ActiveRun, err: unknown): Extract
   if (err instanceof ThreadLost) {
     ctx.log.warn("run stopped: its thread was taken over", { run_id: run.runId, thread_id: run.threadId });
     return { type: "error", code: "storage_unavailable", message: "This server lost the database for a while; another one closed this run" };
+  }
+  if (err instanceof GraphRefused) {
+    ctx.log.warn("graph refused", { thread_id: run.threadId, run_id: run.runId, graph_id: run.graph.id, message: err.message });
+    return { type: "error", code: "internal_error", message: err.message };
   }
   if (err instanceof ModelCallError) {
     ctx.log.warn("model call failed", { thread_id: run.threadId, run_id: run.runId, code: err.code, message: err.message });

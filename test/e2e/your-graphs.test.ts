@@ -41,6 +41,7 @@ describe("graphs a team serves", () => {
       items: [
         { graph_id: "ungated", description: "A graph with no gate at all" },
         { graph_id: "gated", description: null },
+        { graph_id: "asks", description: null },
       ],
     });
   });
@@ -88,6 +89,15 @@ describe("graphs a team serves", () => {
       .find((l) => l.includes("without a live approval"));
     expect(JSON.parse(line!)).toMatchObject({ level: "warn", thread_id: id, graph_id: "ungated", tool: "wire_money" });
     expect((await client.getThread(id)).status).toBe("idle");
+  });
+
+  it("a graph that asks a question with interrupt() ends its run with an error that says so; the thread is not stuck", async () => {
+    const id = threadId("asks");
+    for (let i = 0; i < 2; i++) {
+      const events = await client.run(id, "plan my refunds", { graph_id: "asks" }).collect();
+      expect(terminal(events, "error")).toMatchObject({ code: "internal_error", message: expect.stringContaining("interrupt() that is not tollgate's gate") });
+      expect(await client.getThread(id)).toMatchObject({ status: "idle", last_outcome: "error" });
+    }
   });
 
   it("the same tool behind the kit's gate: the interrupt, then one approval, one payment", async () => {
