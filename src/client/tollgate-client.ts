@@ -99,7 +99,12 @@ export class TollgateClient {
    * Each decision is sent as given, `reason` and `edited_args` included. `on_disconnect` as for `run`.
    */
   resume(threadId: string, interruptId: string, decisions: Decision[], opts: RunOptions = {}): EventStream {
-    const body = { interrupt_id: interruptId, decisions, ...(opts.on_disconnect ? { on_disconnect: opts.on_disconnect } : {}) };
+    const body = {
+      interrupt_id: interruptId,
+      decisions,
+      ...(opts.answers ? { answers: opts.answers } : {}),
+      ...(opts.on_disconnect ? { on_disconnect: opts.on_disconnect } : {}),
+    };
     return this.#eventStream(threadId, "resume", body);
   }
 

@@ -1,4 +1,5 @@
 export type {
+  Answer,
   ApprovalItem,
   ApprovalList,
   AuditDecision,
@@ -17,6 +18,8 @@ export type {
   ThreadToolCall,
   ThreadView,
 } from "../protocol/index.js";
+
+import type { Answer } from "../protocol/index.js";
 
 /**
  * A bearer token, or a function giving the one to use now (called once per request, reconnects
@@ -43,6 +46,8 @@ export interface RunOptions {
   on_disconnect?: "cancel" | "continue";
   /** With a message: the graph a new thread runs; for an existing one, it must be the thread's (else `graph_mismatch`). */
   graph_id?: string;
+  /** With a resume: one answer per question the interrupt holds (`questions`). */
+  answers?: Answer[];
 }
 
 export interface StreamOptions {

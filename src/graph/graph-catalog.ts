@@ -34,9 +34,14 @@ export class GraphCatalog {
       if (!g) throw new AppError("invalid_request", `Unknown graph_id '${requested.slice(0, 64)}'; GET /graphs lists the graphs served here`);
       return g;
     }
-    const fallback = this.byId.get(DEFAULT_GRAPH_ID) ?? (this.byId.size === 1 ? [...this.byId.values()][0] : undefined);
+    const fallback = this.fallback();
     if (!fallback) throw new AppError("invalid_request", "This server serves several graphs: name one with graph_id (GET /graphs lists them)");
     return fallback;
+  }
+
+  /** The graph a request that names none gets: `agent` if served, else the only one; undefined when that is ambiguous. */
+  fallback(): ServedGraph | undefined {
+    return this.byId.get(DEFAULT_GRAPH_ID) ?? (this.byId.size === 1 ? [...this.byId.values()][0] : undefined);
   }
 
   /** The graph of an existing thread; `requested`, when given, must be it. */

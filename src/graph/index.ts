@@ -19,3 +19,4 @@ export { checkGraphId, GRAPH_ID_PATTERN } from "./graph-id.js";
 export { type CompiledGraphLike, isCompiledGraph, isStateGraph } from "./graph-kinds.js";
 export { describeImportFailure, type GraphsFileEntry, loadGraphsFile, resolveGraphs, type ResolveGraphsOptions, type ServedGraphSpec } from "./load-graphs.js";
 export { messagesOf, pausedMessages } from "./paused-messages.js";
+export { resumeInput, type RunInputValue } from "./resume-input.js";

@@ -53,10 +53,18 @@ export const pendingCallSchema = z.object({
 });
 export type PendingCall = z.infer<typeof pendingCallSchema>;
 
+/** What a graph asked people with its own `interrupt(value)`: answered on resume with `answers`. */
+export const graphQuestionSchema = z.object({
+  question_id: z.string().describe("LangGraph's interrupt id: name it in the resume's `answers`."),
+  value: z.unknown().describe("What the graph passed to `interrupt()`, secrets scrubbed."),
+});
+
 export const interruptPayloadSchema = z.object({
   thread_id: z.string(),
   interrupt_id: z.string(),
   calls: z.array(pendingCallSchema),
+  // Events stored before graphs could ask questions have none.
+  questions: z.array(graphQuestionSchema).default([]).describe("Questions the graph asked with its own interrupt(); empty unless it did."),
   expires_at: z.string(),
   resume_url: z.string(),
 });

@@ -15,6 +15,12 @@ export interface Decision {
   edited_args?: Record<string, unknown>;
 }
 
+/** An answer to a question a graph asked with its own `interrupt()`; the graph's node gets `value`. */
+export interface Answer {
+  question_id: string;
+  value: unknown;
+}
+
 export type ThreadStatus = "idle" | "running" | "waiting_human";
 
 /** How the latest run ended; a run that stops at an interrupt leaves it unchanged. */

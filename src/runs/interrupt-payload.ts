@@ -11,6 +11,7 @@ export function interruptPayload(r: InterruptRecord): InterruptPayload {
     thread_id: r.thread_id,
     interrupt_id: r.interrupt_id,
     calls: r.calls.map(({ args_hash: _bound, audit_hash: _audited, ...shown }) => shown),
+    questions: r.questions,
     expires_at: new Date(r.expires_at).toISOString(),
     resume_url: `/threads/${encodeURIComponent(r.thread_id)}/resume`,
   };

@@ -1,5 +1,5 @@
 import type { Principal } from "../auth/index.js";
-import { AppError, type Decision } from "../protocol/index.js";
+import { type Answer, AppError, type Decision } from "../protocol/index.js";
 import { type AuditRecord, callRow, type InterruptCall, type InterruptRecord, type StoreOps } from "../store/index.js";
 import { type GateDecision, hashArgs } from "../tools/index.js";
 import { enqueueApprovalWebhook } from "./approval-webhooks.js";
@@ -11,6 +11,26 @@ import { seeThread } from "./thread-access.js";
 /** A decision as the resume request carries it. */
 export type ResumeDecision = Decision;
 
+/** A resume as the run service takes it. */
+export interface ResumeRequest {
+  threadId: string;
+  interruptId: string;
+  decisions: readonly ResumeDecision[];
+  /** One per question of the interrupt, when the graph asked any. */
+  answers?: readonly Answer[];
+  onDisconnect?: "cancel" | "continue";
+}
+
+/** What opening the gate needs besides the request. */
+export interface GateOpening {
+  edits: PreparedEdits;
+  /** The resume's run, which holds the thread once the gate opens. */
+  runId: string;
+  now: number;
+  /** The rate and concurrency limits: after 404 and 403, before 409/410/422. */
+  admit?: () => void;
+}
+
 const DEFAULT_REASON = "User denied";
 
 /**
@@ -21,23 +41,18 @@ const DEFAULT_REASON = "User denied";
  * trail gets one row per pending call. Returns the decisions bound to the hashes of the calls the
  * person was shown. Checks run in the contract's order: 404, 403, then 410/409/422, then the edits.
  */
-export async function openGate(
-  ctx: RunContext,
-  tx: StoreOps,
-  p: Principal,
-  threadId: string,
-  interruptId: string,
-  decisions: readonly ResumeDecision[],
-  edits: PreparedEdits,
-  runId: string,
-  now: number,
-  /** The rate and concurrency limits: after 404 and 403, before 409/410/422. */
-  admit: () => void = () => {},
-): Promise<OpenedGate> {
+export async function openGate(ctx: RunContext, tx: StoreOps, p: Principal, req: ResumeRequest, o: GateOpening): Promise<OpenedGate> {
+  const { threadId, interruptId, decisions } = req;
+  const answers = req.answers ?? [];
+  const { edits, runId, now, admit = () => {} } = o;
   const thread = await seeThread(ctx, p, threadId, tx);
   const open = thread.status === "waiting_human" && thread.open_interrupt_id ? await tx.interrupts.get(thread.open_interrupt_id) : undefined;
   if (open?.status === "waiting_human" && !ctx.access.mayDecideAll(p, thread.owner, open.calls.map((c) => c.policy), open.requester)) {
     throw new AppError("forbidden", forbiddenWhy(open, p, thread.owner));
+  }
+  // The graph asked the person whose thread it is: only they (or an admin) answer.
+  if (open?.status === "waiting_human" && open.questions.length && !ctx.access.owns(p, thread.owner)) {
+    throw new AppError("forbidden", "Only the thread's owner may answer the questions of this interrupt");
   }
   // A refused edit is a 400, and must not use up the caller's run budget.
   for (const d of decisions) {
@@ -61,9 +76,10 @@ export async function openGate(
     seen.add(d.call_id);
     if (!pending.has(d.call_id)) throw new AppError("unknown_call", `Call ${clip(d.call_id)} is not pending in this interrupt`);
   }
+  const resumeValues = answersFor(open, answers);
   const bound = decisions.map((d) => bind(d, pending.get(d.call_id)!, edits, interruptId));
   const gate = bound.map((b) => b.decision);
-  const to = gate.some((d) => d.approved) ? "resumed" : "rejected";
+  const to = gate.some((d) => d.approved) || answers.length ? "resumed" : "rejected";
   // Compare-and-set, the deadline included: a read above may be stale on a shared database.
   if (!(await tx.interrupts.transition(interruptId, to, gate, now))) {
     const again = await tx.interrupts.get(interruptId);
@@ -80,13 +96,15 @@ export async function openGate(
     decisions: rows.map((r) => ({ call_id: r.call_id, decision: r.decision })),
   });
   const report: DecisionReport = { threadId, interruptId, principal: p.sub, calls: rows, openedAt: open.created_at, decidedAt: now };
-  return { decisions: gate, callIds: open.calls.map((c) => c.call_id), graphId: thread.graph_id, requester: open.requester ?? thread.owner, report };
+  return { decisions: gate, resumeValues, callIds: open.calls.map((c) => c.call_id), graphId: thread.graph_id, requester: open.requester ?? thread.owner, report };
 }
 
 /** The decisions bound for the graph, and whose message the continuation still answers. */
 export interface OpenedGate {
   /** Bound to the calls as shown: tool name, argument hashes before and after any edit. */
   decisions: GateDecision[];
+  /** What the graph's own interrupts resume with, by LangGraph interrupt id (the answers). */
+  resumeValues: Record<string, unknown>;
   /** Every call of the interrupt (one without a decision is not approved). */
   callIds: string[];
   /** The thread's graph. */
@@ -100,6 +118,19 @@ interface Bound {
   decision: GateDecision;
   /** The checked edit, when it changes something. */
   edit?: { args: Record<string, unknown>; changed: string[] };
+}
+
+/** The answers by question id; every question answered, no other (else 400, nothing decided). */
+function answersFor(open: InterruptRecord, answers: readonly Answer[]): Record<string, unknown> {
+  const asked = new Set(open.questions.map((q) => q.question_id));
+  const values: Record<string, unknown> = {};
+  for (const a of answers) {
+    if (!asked.has(a.question_id)) throw new AppError("invalid_request", `Question ${clip(a.question_id)} is not asked in this interrupt`);
+    values[a.question_id] = a.value;
+  }
+  const missing = open.questions.find((q) => !(q.question_id in values));
+  if (missing) throw new AppError("invalid_request", `Question ${clip(missing.question_id)} needs an answer (answers: [{question_id, value}])`);
+  return values;
 }
 
 /** A decision tied to the call the person was shown, with its checked edit (one that changes nothing is a plain approval). */

@@ -1,7 +1,7 @@
 import { AIMessage } from "@langchain/core/messages";
 import type { ToolCall } from "@langchain/core/messages/tool";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import type { MessagesState } from "../graph/index.js";
+import type { MessagesState, RunInputValue } from "../graph/index.js";
 import { TOOL_GATE_KEY } from "../tools/index.js";
 import { adaptGraphStream, customWriter, type GraphChunk } from "./adapter.js";
 import type { ActiveRun, RunContext } from "./run-context.js";
@@ -12,7 +12,7 @@ import { failClosed, finishCancelled, finishFailed, finishNormally, forget, type
  * run's log, then ends as `interrupt`, `done`, `cancelled` or `error`, and always hands the thread
  * back: itself, or (when the database refuses the end) through the settler. Never rejects.
  */
-export async function executeRun(ctx: RunContext, run: ActiveRun, input: Record<string, unknown> | null): Promise<void> {
+export async function executeRun(ctx: RunContext, run: ActiveRun, input: RunInputValue): Promise<void> {
   let outcome = "error";
   try {
     run.controller.signal.throwIfAborted(); // a cancel that landed while the run was starting wins

@@ -4,7 +4,7 @@ import type { ToolCall } from "@langchain/core/messages/tool";
 import { closePendingCalls, closingOutcomes, type MessagesState, readGateState, runInputOf, unansweredCalls } from "../graph/index.js";
 import { ModelCallError } from "../model/index.js";
 import type { EventBody } from "../protocol/index.js";
-import { type InterruptRecord, isStorageFault, type StoreOps } from "../store/index.js";
+import { type InterruptQuestion, type InterruptRecord, isStorageFault, type StoreOps } from "../store/index.js";
 import { interruptPayload } from "./interrupt-payload.js";
 import { hashArgs, type ToolOutcome } from "../tools/index.js";
 import { toolResultEvent } from "./adapter.js";
@@ -39,6 +39,7 @@ export class GraphRefused extends Error {
 export async function finishNormally(ctx: RunContext, run: ActiveRun, end: GraphEnd): Promise<string> {
   let { values } = end;
   let gated: ToolCall[] = [];
+  let questions: InterruptQuestion[] = [];
   if (values && end.interrupted && run.graph.tokens === "writer") {
     // The built-in agent stops before `call_tool`: its calls are in the state the run ended with.
     gated = unansweredCalls(values.messages).filter((c) => ctx.registry.needsApproval(c.name));
@@ -46,13 +47,12 @@ export async function finishNormally(ctx: RunContext, run: ActiveRun, end: Graph
     // No step ran (nothing was pending), or a graph paused itself, maybe in a subgraph: read where it stands.
     const at = await readGateState(run.graph, run.threadId);
     values ??= { messages: at.messages };
-    if (at.questions.length) {
-      throw new GraphRefused(`Graph '${run.graph.id}' paused at an interrupt() that is not tollgate's gate; this server cannot put it to people yet`);
-    }
+    // Kept as people will see them: secrets scrubbed (the graph reads the answers, not these).
+    questions = at.questions.map((q) => ({ question_id: q.question_id, value: ctx.redactor.scrubber.scrubDeep(q.value) }));
     // The real arguments where this run made the call (the checkpoint has them scrubbed of secrets).
     gated = at.calls.map((c) => end.calls.get(c.id!) ?? c);
   }
-  if (gated.length) {
+  if (gated.length || questions.length) {
     // A cancel that landed while the run was stopping at the gate still wins: no interrupt opens.
     if (run.controller.signal.aborted) return finishCancelled(ctx, run);
     const unknown = gated.find((c) => !ctx.registry.get(c.name));
@@ -74,6 +74,7 @@ export async function finishNormally(ctx: RunContext, run: ActiveRun, end: Graph
           audit_hash: ctx.store.audit.hash(c.args),
         };
       }),
+      questions,
       created_at: now,
       expires_at: now + ctx.settings.approvalTtlMs,
       requester: run.requester,

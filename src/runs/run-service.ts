@@ -10,10 +10,10 @@ import { closeInterrupt } from "./interrupt-closer.js";
 import { RunCancelled } from "./run-abort.js";
 import type { ActiveRun, RunContext } from "./run-context.js";
 import { executeRun } from "./run-executor.js";
-import { encodeRunInput, inputMessage, RunGate, type RunInput, type ServedGraph } from "../graph/index.js";
+import { encodeRunInput, inputMessage, resumeInput, RunGate, type RunInput, type RunInputValue, type ServedGraph } from "../graph/index.js";
 import type { GateDecision } from "../tools/index.js";
 import { RunLog } from "./run-log.js";
-import { openGate, type ResumeDecision } from "./resume-gate.js";
+import { openGate, type ResumeRequest } from "./resume-gate.js";
 import { reportDecision } from "./report-decision.js";
 import { cancelRemoteRun, followStoredRun } from "./remote-run.js";
 import { seeThread } from "./thread-access.js";
@@ -43,8 +43,8 @@ interface Launch {
   /** Who sent the message it continues. */
   requester: string;
   onDisconnect: "cancel" | "continue";
-  /** The state update a message run starts with; null for a resume. */
-  input: Record<string, unknown> | null;
+  /** The state update a message run starts with; for a resume, what LangGraph resumes with (or null). */
+  input: RunInputValue;
   /** The decisions the run's gate carries, bound to their calls. */
   decisions: readonly GateDecision[];
   /** The calls of the interrupt a resume decides. */
@@ -81,8 +81,8 @@ export class RunService {
     const { threadId, message, onDisconnect = "cancel" } = req;
     this.refuseIfClosing();
     // A new thread gets the graph named (or the default); an unknown name writes nothing.
-    const wanted = this.ctx.graphs.pick(req.graphId);
-    let graph: ServedGraph = wanted;
+    const named = req.graphId !== undefined ? this.ctx.graphs.pick(req.graphId) : this.ctx.graphs.fallback();
+    let graph!: ServedGraph;
     const runId = randomUUID();
     // An id of its own, so a repair can move or replace it like any other stored message.
     const userMessage: RunInput = { id: randomUUID(), content: message };
@@ -92,7 +92,9 @@ export class RunService {
     // The run row keeps the message: it is durable before the model is called.
     const claim = () =>
       this.ctx.store.transaction(async (tx) => {
-        const thread = await tx.threads.ensure(threadId, p.sub, wanted.id);
+        // Several graphs and none named: an existing thread runs its own; a new one must name one.
+        const graphId = named?.id ?? (await tx.threads.get(threadId))?.graph_id ?? this.ctx.graphs.pick(undefined).id;
+        const thread = await tx.threads.ensure(threadId, p.sub, graphId);
         if (!this.ctx.access.owns(p, thread.owner)) throw threadNotFound(threadId);
         graph = this.ctx.graphs.forThread(thread.graph_id, req.graphId); // a thread keeps its graph
         if (!this.ctx.access.mayStartRuns(p)) throw new AppError("forbidden", "Starting runs needs the role 'user'");
@@ -121,36 +123,25 @@ export class RunService {
    * opens (and the run is registered) before this returns, so a cancel that comes next finds the
    * run; edits are checked against the checkpoint first, which takes a read.
    */
-  async startResume(
-    p: Principal,
-    threadId: string,
-    interruptId: string,
-    decisions: readonly ResumeDecision[],
-    onDisconnect: "cancel" | "continue" = "cancel",
-  ): Promise<ActiveRun> {
+  async startResume(p: Principal, req: ResumeRequest): Promise<ActiveRun> {
+    const { threadId, interruptId } = req;
     this.refuseIfClosing();
     await seeThread(this.ctx, p, threadId); // nothing is read for a caller who may not see the thread
     // A reason is a person's words on their way into the audit, the interrupt, webhooks and the
     // model's history: scrubbed once, here, so every one of them holds the same text.
     const { scrubber } = this.ctx.redactor;
-    decisions = decisions.map((d) => (d.reason === undefined ? d : { ...d, reason: scrubber.scrub(d.reason) }));
+    const decisions = req.decisions.map((d) => (d.reason === undefined ? d : { ...d, reason: scrubber.scrub(d.reason) }));
     const edits = decisions.some((d) => d.edited_args !== undefined) ? await prepareEdits(this.ctx, threadId, interruptId, decisions) : NO_EDITS;
     this.refuseIfClosing();
-    return this.openResume(p, threadId, interruptId, decisions, edits, onDisconnect);
+    return this.openResume(p, { ...req, decisions }, edits);
   }
 
-  private async openResume(
-    p: Principal,
-    threadId: string,
-    interruptId: string,
-    decisions: readonly ResumeDecision[],
-    edits: PreparedEdits,
-    onDisconnect: "cancel" | "continue",
-  ): Promise<ActiveRun> {
+  private async openResume(p: Principal, req: ResumeRequest, edits: PreparedEdits): Promise<ActiveRun> {
+    const { threadId, interruptId, decisions, onDisconnect = "cancel" } = req;
     const runId = randomUUID();
     const claim = () =>
       this.ctx.store.transaction(async (tx) => {
-        const opened = await openGate(this.ctx, tx, p, threadId, interruptId, decisions, edits, runId, this.ctx.clock.now(), () => this.admission.admit(p.sub));
+        const opened = await openGate(this.ctx, tx, p, req, { edits, runId, now: this.ctx.clock.now(), admit: () => this.admission.admit(p.sub) });
         await tx.runs.start(runId, threadId, "resume");
         return opened;
       });
@@ -167,7 +158,8 @@ export class RunService {
         principal: p.sub,
         requester: gate.requester,
         onDisconnect,
-        input: null,
+        // The gate's decisions travel in the run's gate; what the graph's own interrupts wait for, as LangGraph's resume.
+        input: resumeInput(gate.resumeValues),
         decisions: gate.decisions,
         resumes: gate.callIds,
         resume,

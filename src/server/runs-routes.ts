@@ -41,7 +41,13 @@ export function runsRoutes(deps: AppDeps): Hono {
     const wantsStream = (c.req.header("accept") ?? "").includes("text/event-stream");
     // Nobody is watching a detached resume, so nobody can disconnect from it.
     const onDisconnect = wantsStream ? (body.on_disconnect ?? "cancel") : "continue";
-    const run = await deps.runs.startResume(principalOf(c), threadId, body.interrupt_id, body.decisions, onDisconnect);
+    const run = await deps.runs.startResume(principalOf(c), {
+      threadId,
+      interruptId: body.interrupt_id,
+      decisions: body.decisions,
+      answers: body.answers ?? [],
+      onDisconnect,
+    });
     if (wantsStream) return streamRun(run, c.req.raw.signal);
     return c.json({ run_id: run.runId }, 202);
   });

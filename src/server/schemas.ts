@@ -75,6 +75,17 @@ export const resumeBody = z.object({
       .refine((d) => d.edited_args === undefined || d.approved, "edited_args is only allowed with approved: true"),
   )
     .refine((ds) => new Set(ds.map((d) => d.call_id)).size === ds.length, "two decisions name the same call_id")
+    .default([])
     .describe("At most one per pending call; a pending call with none is rejected (`no decision`)."),
+  answers: z
+    .array(
+      z.object({
+        question_id: z.string().min(1).max(200),
+        value: z.unknown().describe("What the graph's interrupt() returns to its node: any JSON."),
+      }),
+    )
+    .refine((as) => new Set(as.map((a) => a.question_id)).size === as.length, "two answers name the same question_id")
+    .optional()
+    .describe("One per question of the interrupt (`questions`): all of them, else 400. Only the thread's owner (or an admin) answers."),
   on_disconnect: onDisconnect,
 });

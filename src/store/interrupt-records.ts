@@ -1,9 +1,13 @@
-import type { InterruptCall, InterruptRecord } from "./types.js";
+import type { InterruptCall, InterruptQuestion, InterruptRecord } from "./types.js";
 
-/** An interrupt row as both databases store it: the calls as JSON text. */
-export interface InterruptRow extends Omit<InterruptRecord, "calls"> {
+/** An interrupt row as both databases store it: the calls and questions as JSON text. */
+export interface InterruptRow extends Omit<InterruptRecord, "calls" | "questions"> {
   calls: string;
+  questions: string | null;
 }
+
+/** The questions column: null when the graph asked none (most interrupts). */
+export const questionsColumn = (r: Pick<InterruptRecord, "questions">): string | null => (r.questions?.length ? JSON.stringify(r.questions) : null);
 
 /**
  * The record of a stored row. Calls stored by an older version, before policies: they need an
@@ -14,5 +18,5 @@ export function interruptFromRow(r: InterruptRow, keyedHash: (v: unknown) => str
   const calls = (JSON.parse(r.calls) as Array<Partial<InterruptCall> & Pick<InterruptCall, "call_id" | "name" | "args" | "args_hash">>).map(
     (c): InterruptCall => ({ policy: "approver", editable: false, args_schema: {}, audit_hash: c.audit_hash ?? keyedHash({ args_hash: c.args_hash }), ...c }),
   );
-  return { ...r, calls };
+  return { ...r, calls, questions: r.questions ? (JSON.parse(r.questions) as InterruptQuestion[]) : [] };
 }

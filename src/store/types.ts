@@ -90,11 +90,19 @@ export interface InterruptCall extends PendingCall {
   audit_hash: string;
 }
 
+/** What a graph asked people with its own `interrupt(value)`: LangGraph's interrupt id, and the value (scrubbed). */
+export interface InterruptQuestion {
+  question_id: string;
+  value: unknown;
+}
+
 export interface InterruptRecord {
   interrupt_id: string;
   thread_id: string;
   run_id: string;
   calls: InterruptCall[];
+  /** Questions the graph asked beside (or instead of) the gate's calls; empty for most. */
+  questions: InterruptQuestion[];
   status: InterruptStatus;
   created_at: number;
   expires_at: number;

@@ -8,6 +8,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TollgateClient, TollgateError } from "../../src/client/index.js";
 import { REPO_ROOT, type ServerProcess, startServer } from "../helpers/server-process.js";
+import { within } from "../helpers/within.js";
 import { call, expectNoStackTraces, only, terminal, threadId, types } from "./support.js";
 
 const GRAPHS_FILE = path.join(REPO_ROOT, "test/fixtures/graphs/langgraph.json");
@@ -91,13 +92,22 @@ describe("graphs a team serves", () => {
     expect((await client.getThread(id)).status).toBe("idle");
   });
 
-  it("a graph that asks a question with interrupt() ends its run with an error that says so; the thread is not stuck", async () => {
+  it("a graph that asks with its own interrupt(): the question on the interrupt, answered on resume, the node goes on with the answer", async () => {
     const id = threadId("asks");
-    for (let i = 0; i < 2; i++) {
-      const events = await client.run(id, "plan my refunds", { graph_id: "asks" }).collect();
-      expect(terminal(events, "error")).toMatchObject({ code: "internal_error", message: expect.stringContaining("interrupt() that is not tollgate's gate") });
-      expect(await client.getThread(id)).toMatchObject({ status: "idle", last_outcome: "error" });
+    const asked = await client.run(id, "plan my refunds", { graph_id: "asks" }).collect();
+    const intr = terminal(asked, "interrupt");
+    expect(intr.calls).toEqual([]);
+    expect(intr.questions).toEqual([{ question_id: expect.any(String), value: { question: "Refund all three orders?" } }]);
+    expect((await client.getThread(id)).pending?.questions).toEqual(intr.questions);
+    const question_id = intr.questions[0]!.question_id;
+    // Every question needs its answer, and only its own: else 400, and nothing is decided.
+    for (const answers of [[], [{ question_id: "q-nope", value: "yes" }]]) {
+      const res = await call(server.url, "POST", `/threads/${id}/resume`, { interrupt_id: intr.interrupt_id, decisions: [], answers });
+      expect([res.status, res.json.error.code]).toEqual([400, "invalid_request"]);
     }
+    const resumed = await client.resume(id, intr.interrupt_id, [], { answers: [{ question_id, value: "only the first" }] }).collect();
+    expect(terminal(resumed, "done").message).toBe("You said: only the first");
+    expect(await client.getThread(id)).toMatchObject({ status: "idle", last_outcome: "completed" });
   });
 
   it("the same tool behind the kit's gate: the interrupt, then one approval, one payment", async () => {
@@ -110,5 +120,38 @@ describe("graphs a team serves", () => {
     const resumed = await client.resume(id, intr.interrupt_id, [{ call_id: intr.calls[0]!.call_id, approved: true }]).collect();
     expect(terminal(resumed, "done").message).toBe("balance: 900 / sent 700 to kim");
     expect(wired().filter((w) => w.to === "kim")).toEqual([{ to: "kim", cents: 700, key: `${id}:${intr.calls[0]!.call_id}` }]);
+  });
+});
+
+describe("a question nobody answers", () => {
+  let short: ServerProcess;
+  beforeAll(async () => {
+    short = await startServer({ TOLLGATE_GRAPHS: GRAPHS_FILE, APPROVAL_TTL_SECONDS: "1", EXPIRY_SWEEP_MS: "50" });
+  });
+  afterAll(async () => {
+    if (short) expectNoStackTraces(short);
+    await short?.kill();
+  });
+
+  it("expires with its interrupt: the node is not resumed, the run outcome is expired, the thread takes the next message", async () => {
+    const c = new TollgateClient({ baseUrl: short.url });
+    const id = threadId("unanswered");
+    const intr = terminal(await c.run(id, "plan", { graph_id: "asks" }).collect(), "interrupt");
+    const idle = await within(
+      (async () => {
+        for (;;) {
+          const view = await c.getThread(id);
+          if (view.status === "idle") return view;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      })(),
+      { ms: 10_000, failure: "the unanswered question's interrupt did not expire", since: "its deadline" },
+    );
+    expect(idle).toMatchObject({ last_outcome: "expired", pending: null });
+    expect(idle.messages.map((m) => m.role)).toEqual(["user"]);
+    const late = await call(short.url, "POST", `/threads/${id}/resume`, { interrupt_id: intr.interrupt_id, answers: [{ question_id: intr.questions[0]!.question_id, value: "yes" }] });
+    expect(late.status).toBe(410);
+    // The next message starts afresh: the graph asks again.
+    expect(terminal(await c.run(id, "plan again").collect(), "interrupt").questions).toHaveLength(1);
   });
 });

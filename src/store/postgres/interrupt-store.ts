@@ -1,4 +1,4 @@
-import { interruptFromRow, type InterruptRow } from "../interrupt-records.js";
+import { interruptFromRow, type InterruptRow, questionsColumn } from "../interrupt-records.js";
 import type { InterruptRecord, InterruptStatus, InterruptStore, OpenInterrupt } from "../types.js";
 import { type Clock, systemClock } from "../../clock.js";
 import { changedOne, type Queryable } from "./queryable.js";
@@ -14,9 +14,9 @@ export class PgInterruptStore implements InterruptStore {
 
   async create(r: Omit<InterruptRecord, "status" | "decided_at">): Promise<void> {
     await this.q.query(
-      `INSERT INTO interrupts (interrupt_id, thread_id, run_id, calls, status, created_at, expires_at, requester)
-       VALUES ($1, $2, $3, $4, 'waiting_human', $5, $6, $7)`,
-      [r.interrupt_id, r.thread_id, r.run_id, JSON.stringify(r.calls), r.created_at, r.expires_at, r.requester],
+      `INSERT INTO interrupts (interrupt_id, thread_id, run_id, calls, status, created_at, expires_at, requester, questions)
+       VALUES ($1, $2, $3, $4, 'waiting_human', $5, $6, $7, $8)`,
+      [r.interrupt_id, r.thread_id, r.run_id, JSON.stringify(r.calls), r.created_at, r.expires_at, r.requester, questionsColumn(r)],
     );
   }
 

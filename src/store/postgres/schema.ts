@@ -165,13 +165,16 @@ CREATE INDEX IF NOT EXISTS webhook_outbox_pending ON webhook_outbox(status, thre
 
 -- version 4: the graph that runs a thread; threads from before graphs all ran the built-in agent
 ALTER TABLE threads ADD COLUMN IF NOT EXISTS graph_id TEXT NOT NULL DEFAULT 'agent';
+
+-- version 5: what a graph asked people with its own interrupt() (JSON), beside the gate's calls
+ALTER TABLE interrupts ADD COLUMN IF NOT EXISTS questions TEXT;
 `;
 
 /** The advisory lock key that serialises migrations (any constant; ASCII "tgsc"). */
 export const MIGRATION_LOCK_KEY = 0x74677363;
 
 /** Bumped with every change to `PG_SCHEMA`; kept in tollgate_meta once applied. */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 const VERSION_KEY = "schema_version";
 
 /**

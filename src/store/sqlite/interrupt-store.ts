@@ -1,4 +1,4 @@
-import { interruptFromRow, type InterruptRow } from "../interrupt-records.js";
+import { interruptFromRow, type InterruptRow, questionsColumn } from "../interrupt-records.js";
 import type { InterruptRecord, InterruptStatus, InterruptStore, OpenInterrupt } from "../types.js";
 import { type Clock, systemClock } from "../../clock.js";
 import type { SqliteConn } from "./sqlite-conn.js";
@@ -16,7 +16,7 @@ export class SqliteInterruptStore implements InterruptStore {
     const { db } = conn;
     this.q = {
       insert: db.prepare(
-        "INSERT INTO interrupts (interrupt_id, thread_id, run_id, calls, status, created_at, expires_at, requester) VALUES (?, ?, ?, ?, 'waiting_human', ?, ?, ?)",
+        "INSERT INTO interrupts (interrupt_id, thread_id, run_id, calls, status, created_at, expires_at, requester, questions) VALUES (?, ?, ?, ?, 'waiting_human', ?, ?, ?, ?)",
       ),
       get: db.prepare<[string], InterruptRow>("SELECT * FROM interrupts WHERE interrupt_id = ?"),
       transition: db.prepare(
@@ -38,7 +38,7 @@ export class SqliteInterruptStore implements InterruptStore {
 
   async create(r: Omit<InterruptRecord, "status" | "decided_at">): Promise<void> {
     await this.conn.lock.gate(() =>
-      this.q.insert.run(r.interrupt_id, r.thread_id, r.run_id, JSON.stringify(r.calls), r.created_at, r.expires_at, r.requester),
+      this.q.insert.run(r.interrupt_id, r.thread_id, r.run_id, JSON.stringify(r.calls), r.created_at, r.expires_at, r.requester, questionsColumn(r)),
     );
   }
 

@@ -133,6 +133,8 @@ export const ADDED_COLUMNS: ReadonlyArray<{ table: string; column: string; defin
   { table: "runs", column: "input", definition: "TEXT" },
   // threads made before a server could serve several graphs all ran the built-in agent
   { table: "threads", column: "graph_id", definition: "TEXT NOT NULL DEFAULT 'agent'" },
+  // what a graph asked people with its own interrupt() (JSON), beside the gate's calls
+  { table: "interrupts", column: "questions", definition: "TEXT" },
 ];
 
 export const LATE_INDEXES = `

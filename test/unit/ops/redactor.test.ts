@@ -47,8 +47,10 @@ describe("Redactor.event", () => {
   });
 
   it("masks an interrupt's calls (again) and scrubs error and done messages", () => {
-    const intr: EventBody = { type: "interrupt", thread_id: "t", interrupt_id: "i", calls: [pendingCall], expires_at: "x", resume_url: "/r" };
-    expect(JSON.stringify(redactor.event(intr))).not.toMatch(new RegExp(`${EMAIL}|${BODY}`));
+    const question = { question_id: "q", value: { question: `Use the key ${KEY}?` } };
+    const intr: EventBody = { type: "interrupt", thread_id: "t", interrupt_id: "i", calls: [pendingCall], questions: [question], expires_at: "x", resume_url: "/r" };
+    expect(JSON.stringify(redactor.event(intr))).not.toMatch(new RegExp(`${EMAIL}|${BODY}|${KEY}`));
+    expect(redactor.event(intr)).toMatchObject({ questions: [{ question_id: "q", value: { question: "Use the key ***?" } }] });
     const err: EventBody = { type: "error", code: "model_error", message: `Model call failed: 401 Incorrect API key provided: ${KEY}` };
     expect(redactor.event(err)).toEqual({ ...err, message: "Model call failed: 401 Incorrect API key provided: ***" });
     const done: EventBody = { type: "done", outcome: "completed", message: `key ${KEY}` };

@@ -19,6 +19,7 @@ const interrupt = (...callIds: string[]): ProtocolEvent => ({
   thread_id: "t",
   interrupt_id: "intr-1",
   calls: callIds.map((call_id) => ({ call_id, name: "refund_order", args: {}, policy: "approver", editable: true, args_schema: {} })),
+  questions: [],
   expires_at: "2030-01-01T00:00:00.000Z",
   resume_url: "/threads/t/resume",
 } satisfies EventOf<"interrupt"> & InterruptPayload);

@@ -239,7 +239,7 @@ describe("cancel wins over a resume that is starting", () => {
         outcomes.add("refused");
       } else {
         // The resume has passed the gate and started when the cancel arrives: it is stopped.
-        const run = await t.runs.startResume(ANONYMOUS, thread, p.interrupt_id, [{ call_id: "c1", approved: true }]);
+        const run = await t.runs.startResume(ANONYMOUS, { threadId: thread, interruptId: p.interrupt_id, decisions: [{ call_id: "c1", approved: true }] });
         expect((await t.runs.cancel(ANONYMOUS, thread)).cancelled).toBe(true);
         await run.done;
         expect(run.outcome).toBe("cancelled");

@@ -131,6 +131,7 @@ function interrupt(threadId: string, over: Partial<InterruptRecord> = {}): Omit<
     thread_id: threadId,
     run_id: id("r"),
     calls: [call("c1"), call("c2", { policy: "owner", editable: false })],
+    questions: [],
     created_at: 1_700_000_000_000,
     expires_at: Date.now() + 60_000,
     requester: "alice",
@@ -357,6 +358,18 @@ describe.each([sqlite, postgres])("the $name store", (backend) => {
         await s.interrupts.create(r);
         expect(await s.interrupts.get(r.interrupt_id)).toMatchObject({ ...r, status: "waiting_human", decided_at: null });
         expect(await s.interrupts.get(id("nope"))).toBeUndefined();
+      });
+
+      it("keeps a graph's questions beside the calls, values as given; none is an empty list", async () => {
+        const t = id("t");
+        await s.threads.create(t, "alice");
+        const questions = [{ question_id: "q-1", value: { question: "Refund all three?", orders: ["A-1", "A-2"] } }];
+        const asked = interrupt(t, { calls: [], questions });
+        await s.interrupts.create(asked);
+        expect((await s.interrupts.get(asked.interrupt_id))!.questions).toEqual(questions);
+        const plain = interrupt(t);
+        await s.interrupts.create(plain);
+        expect((await s.interrupts.get(plain.interrupt_id))!.questions).toEqual([]);
       });
 
       it("transition: of 20 concurrent decisions exactly one wins, and its status stands", async () => {
