@@ -2,7 +2,7 @@
 // calls, the run's gate, the kit (`tollgate/graph`).
 export { CALL_TOOL_NODE, type MessagesState, TOOLS_NODE } from "./graph-state.js";
 export { type CloseWrite, type CompiledGraph, servedGraph, type ServedGraph } from "./served-graph.js";
-export { gateStateOf, type GateState, type GraphQuestion, readGateState } from "./open-gate.js";
+export { gateStateOf, type GateState, type GraphQuestion, type HitlInterrupt, readGateState } from "./open-gate.js";
 export { closePendingCalls } from "./close-open-calls.js";
 export { answerFromLedger } from "./answer-from-ledger.js";
 export { readDecisions } from "./decisions.js";
@@ -20,3 +20,4 @@ export { type CompiledGraphLike, isCompiledGraph, isStateGraph } from "./graph-k
 export { describeImportFailure, type GraphsFileEntry, loadGraphsFile, resolveGraphs, type ResolveGraphsOptions, type ServedGraphSpec } from "./load-graphs.js";
 export { messagesOf, pausedMessages } from "./paused-messages.js";
 export { resumeInput, type RunInputValue } from "./resume-input.js";
+export { allowedDecisions, type HitlDecision, type HitlRequest, matchActions, readHitlRequest } from "./hitl.js";

@@ -39,6 +39,11 @@ export async function prepareEdits(
     const shown = record.calls.find((c) => c.call_id === d.call_id);
     const call = real.get(d.call_id);
     if (!shown) continue; // unknown_call, from the gate
+    // The record says what may be edited (a graph's middleware may allow less than the tool).
+    if (!shown.editable) {
+      byCall.set(d.call_id, { error: `Tool '${shown.name}' is not editable here` });
+      continue;
+    }
     // The checkpoint must hold the very call the person was shown.
     if (!call || hashArgs(call.args) !== shown.args_hash) {
       byCall.set(d.call_id, { error: `Call ${d.call_id} cannot be edited: it is not the call that was shown` });

@@ -10,7 +10,7 @@ export function interruptPayload(r: InterruptRecord): InterruptPayload {
   return {
     thread_id: r.thread_id,
     interrupt_id: r.interrupt_id,
-    calls: r.calls.map(({ args_hash: _bound, audit_hash: _audited, ...shown }) => shown),
+    calls: r.calls.map(({ args_hash: _bound, audit_hash: _audited, hitl: _asked, ...shown }) => shown),
     questions: r.questions,
     expires_at: new Date(r.expires_at).toISOString(),
     resume_url: `/threads/${encodeURIComponent(r.thread_id)}/resume`,

@@ -1,7 +1,8 @@
 import type { Principal } from "../auth/index.js";
 import { type Answer, AppError, type Decision } from "../protocol/index.js";
 import { type AuditRecord, callRow, type InterruptCall, type InterruptRecord, type StoreOps } from "../store/index.js";
-import { type GateDecision, hashArgs } from "../tools/index.js";
+import type { HitlDecision } from "../graph/index.js";
+import { closingOutcomes, type GateDecision, hashArgs } from "../tools/index.js";
 import { enqueueApprovalWebhook } from "./approval-webhooks.js";
 import type { PreparedEdits } from "./edit-check.js";
 import type { DecisionReport } from "./report-decision.js";
@@ -76,8 +77,8 @@ export async function openGate(ctx: RunContext, tx: StoreOps, p: Principal, req:
     seen.add(d.call_id);
     if (!pending.has(d.call_id)) throw new AppError("unknown_call", `Call ${clip(d.call_id)} is not pending in this interrupt`);
   }
-  const resumeValues = answersFor(open, answers);
   const bound = decisions.map((d) => bind(d, pending.get(d.call_id)!, edits, interruptId));
+  const resumeValues = { ...answersFor(open, answers), ...hitlResumes(open, bound) };
   const gate = bound.map((b) => b.decision);
   const to = gate.some((d) => d.approved) || answers.length ? "resumed" : "rejected";
   // Compare-and-set, the deadline included: a read above may be stale on a shared database.
@@ -131,6 +132,34 @@ function answersFor(open: InterruptRecord, answers: readonly Answer[]): Record<s
   const missing = open.questions.find((q) => !(q.question_id in values));
   if (missing) throw new AppError("invalid_request", `Question ${clip(missing.question_id)} needs an answer (answers: [{question_id, value}])`);
   return values;
+}
+
+/**
+ * What each LangChain HITL middleware interrupt resumes with: one decision per call, in its order.
+ * An approval is `approve` (`edit` with the merged arguments when the person edited). A rejection,
+ * or no decision, is sent as `approve` too, and the tool refuses it itself with the person's
+ * reason: LangChain's JS middleware answers any `reject` by dropping the whole batch (approved
+ * calls never run, read calls left unanswered), which would break "approved calls run once".
+ * Only where the middleware allows no `approve` is a `reject` sent.
+ */
+function hitlResumes(open: InterruptRecord, bound: readonly Bound[]): Record<string, { decisions: HitlDecision[] }> {
+  const byCall = new Map(bound.map((b) => [b.decision.call_id, b]));
+  const out: Record<string, { decisions: HitlDecision[] }> = {};
+  for (const call of open.calls) {
+    if (!call.hitl) continue;
+    const b = byCall.get(call.call_id);
+    const d = b?.decision;
+    const allowed = call.hitl.allowed;
+    let decision: HitlDecision;
+    if (d?.approved && b?.edit) decision = { type: "edit", editedAction: { name: call.name, args: b.edit.args } };
+    else if (d?.approved || allowed.includes("approve")) decision = { type: "approve" };
+    else decision = { type: "reject", message: closingOutcomes.rejected(d?.reason ?? (d ? DEFAULT_REASON : "no decision")).error! };
+    if (!allowed.includes(decision.type)) {
+      throw new AppError("invalid_request", `Call ${clip(call.call_id)}: the graph's middleware allows only ${allowed.join(", ")}`);
+    }
+    (out[call.hitl.interrupt_id] ??= { decisions: [] }).decisions.push(decision);
+  }
+  return out;
 }
 
 /** A decision tied to the call the person was shown, with its checked edit (one that changes nothing is a plain approval). */

@@ -4,7 +4,7 @@ import type { ToolCall } from "@langchain/core/messages/tool";
 import { closePendingCalls, closingOutcomes, type MessagesState, readGateState, runInputOf, unansweredCalls } from "../graph/index.js";
 import { ModelCallError } from "../model/index.js";
 import type { EventBody } from "../protocol/index.js";
-import { type InterruptQuestion, type InterruptRecord, isStorageFault, type StoreOps } from "../store/index.js";
+import { type InterruptCall, type InterruptQuestion, type InterruptRecord, isStorageFault, type StoreOps } from "../store/index.js";
 import { interruptPayload } from "./interrupt-payload.js";
 import { hashArgs, type ToolOutcome } from "../tools/index.js";
 import { toolResultEvent } from "./adapter.js";
@@ -40,6 +40,7 @@ export async function finishNormally(ctx: RunContext, run: ActiveRun, end: Graph
   let { values } = end;
   let gated: ToolCall[] = [];
   let questions: InterruptQuestion[] = [];
+  let hitl = new Map<string, NonNullable<InterruptCall["hitl"]>>();
   if (values && end.interrupted && run.graph.tokens === "writer") {
     // The built-in agent stops before `call_tool`: its calls are in the state the run ended with.
     gated = unansweredCalls(values.messages).filter((c) => ctx.registry.needsApproval(c.name));
@@ -47,6 +48,10 @@ export async function finishNormally(ctx: RunContext, run: ActiveRun, end: Graph
     // No step ran (nothing was pending), or a graph paused itself, maybe in a subgraph: read where it stands.
     const at = await readGateState(run.graph, run.threadId);
     values ??= { messages: at.messages };
+    if (at.unmatched.length) {
+      throw new GraphRefused(`Graph '${run.graph.id}' paused at a HITL middleware interrupt whose requests match no tool call of its last AI message`);
+    }
+    hitl = new Map(at.hitl.flatMap((h) => h.calls.map((c) => [c.call_id, { interrupt_id: h.interrupt_id, allowed: c.allowed }] as const)));
     // Kept as people will see them: secrets scrubbed (the graph reads the answers, not these).
     questions = at.questions.map((q) => ({ question_id: q.question_id, value: ctx.redactor.scrubber.scrubDeep(q.value) }));
     // The real arguments where this run made the call (the checkpoint has them scrubbed of secrets).
@@ -59,6 +64,11 @@ export async function finishNormally(ctx: RunContext, run: ActiveRun, end: Graph
     if (unknown) {
       throw new GraphRefused(`Graph '${run.graph.id}' asks approval for tool '${unknown.name}', which this server does not know: pass it in createTollgate({ tools })`);
     }
+    // A rejection is carried out by the tool itself (see resume-gate): only an irreversible TollgateTool can.
+    const ungated = gated.find((c) => hitl.has(c.id!) && !ctx.registry.needsApproval(c.name));
+    if (ungated) {
+      throw new GraphRefused(`Graph '${run.graph.id}' asks approval for '${ungated.name}', which is not an irreversible tool: make it with defineTool(tool, { kind: "irreversible" })`);
+    }
     const now = ctx.clock.now();
     const record: Omit<InterruptRecord, "status" | "decided_at"> = {
       interrupt_id: randomUUID(),
@@ -66,8 +76,11 @@ export async function finishNormally(ctx: RunContext, run: ActiveRun, end: Graph
       run_id: run.runId,
       calls: gated.map((c) => {
         const shown = ctx.registry.pendingCall({ id: c.id!, name: c.name, args: c.args });
+        const asked = hitl.get(c.id!);
         return {
           ...shown,
+          // The middleware's own limits: no edit where it allows none.
+          ...(asked ? { hitl: asked, editable: shown.editable && asked.allowed.includes("edit") } : {}),
           // Kept as people see them (masked, scrubbed): the hashes bind the real ones.
           args: ctx.redactor.scrubber.scrubDeep(shown.args),
           args_hash: hashArgs(c.args),

@@ -88,6 +88,11 @@ export interface InterruptCall extends PendingCall {
   args_hash: string;
   /** Keyed hash of the full arguments, as the audit trail shows it. */
   audit_hash: string;
+  /**
+   * Asked by LangChain's HITL middleware: its interrupt, and the decisions it allows for the call.
+   * The resume answers that interrupt with one decision per call, in the interrupt's order.
+   */
+  hitl?: { interrupt_id: string; allowed: readonly string[] };
 }
 
 /** What a graph asked people with its own `interrupt(value)`: LangGraph's interrupt id, and the value (scrubbed). */

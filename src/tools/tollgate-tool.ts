@@ -93,6 +93,11 @@ export class TollgateTool extends StructuredTool {
     const gate = toolGateOf(config);
     const permit = id ? gate?.permit({ id, name: this.name, args: raw }) : undefined;
     if (!permit) {
+      // A person's own rejection of this very call (a graph's middleware may still call the tool):
+      // answered with their reason, as the kit's gate answers it.
+      const d = id ? gate?.decision(id) : undefined;
+      if (d && !d.approved && d.name === this.name) return answer(call, id, closingOutcomes.rejected(d.reason ?? "User denied"));
+      if (id && !d && gate?.covers(id)) return answer(call, id, closingOutcomes.rejected("no decision"));
       gate?.refused({ id: call.id, name: this.name });
       return answer(call, id, closingOutcomes.noApproval());
     }

@@ -43,6 +43,7 @@ describe("graphs a team serves", () => {
         { graph_id: "ungated", description: "A graph with no gate at all" },
         { graph_id: "gated", description: null },
         { graph_id: "asks", description: null },
+        { graph_id: "hitl", description: null },
       ],
     });
   });
@@ -108,6 +109,64 @@ describe("graphs a team serves", () => {
     const resumed = await client.resume(id, intr.interrupt_id, [], { answers: [{ question_id, value: "only the first" }] }).collect();
     expect(terminal(resumed, "done").message).toBe("You said: only the first");
     expect(await client.getThread(id)).toMatchObject({ status: "idle", last_outcome: "completed" });
+  });
+
+  it("createAgent + humanInTheLoopMiddleware: its requests become the AI message's calls; approve one, reject the other, the read call runs", async () => {
+    const id = threadId("hitl");
+    const asked = await client.run(id, "wire 300 to ivy and freeze 4242", { graph_id: "hitl" }).collect();
+    const intr = terminal(asked, "interrupt");
+    const calls = only(asked, "tool_call");
+    expect(calls.map((c) => [c.name, c.needs_approval])).toEqual([
+      ["balance", false],
+      ["wire_money", true],
+      ["freeze_card", true],
+    ]);
+    // The pending calls carry the AI message's own ids; the middleware's limits show (no edit of the freeze).
+    expect(intr.calls.map((c) => [c.call_id, c.name, c.args, c.editable])).toEqual([
+      [calls[1]!.call_id, "wire_money", { to: "***", cents: 300 }, true],
+      [calls[2]!.call_id, "freeze_card", { card: "4242" }, false],
+    ]);
+    // The middleware holds the read call until the resume.
+    expect(only(asked, "tool_result")).toEqual([]);
+    const edit = await call(server.url, "POST", `/threads/${id}/resume`, {
+      interrupt_id: intr.interrupt_id,
+      decisions: [{ call_id: calls[2]!.call_id, approved: true, edited_args: { card: "1111" } }],
+    });
+    expect([edit.status, edit.json.error.code]).toEqual([400, "invalid_request"]);
+    const resumed = await client
+      .resume(id, intr.interrupt_id, [
+        { call_id: calls[1]!.call_id, approved: true },
+        { call_id: calls[2]!.call_id, approved: false, reason: "card is fine" },
+      ])
+      .collect();
+    expect(only(resumed, "tool_result").map((r) => [r.name, r.status, r.status === "ok" ? r.output : r.error])).toEqual(
+      expect.arrayContaining([
+        ["balance", "ok", "balance: 900"],
+        ["wire_money", "ok", "sent 300 to ivy"],
+        ["freeze_card", "rejected", "Rejected: card is fine"],
+      ]),
+    );
+    expect(terminal(resumed, "done").outcome).toBe("completed");
+    expect(wired().filter((w) => w.to === "ivy")).toEqual([{ to: "ivy", cents: 300, key: `${id}:${calls[1]!.call_id}` }]);
+    const audit = await client.audit(id);
+    expect(audit.entries.map((e) => [e.tool, e.decision])).toEqual([
+      ["wire_money", "approved"],
+      ["freeze_card", "rejected"],
+    ]);
+  });
+
+  it("createAgent + humanInTheLoopMiddleware: an edit reaches the middleware as its edit, and runs as edited, once", async () => {
+    const id = threadId("hitl-edit");
+    const intr = terminal(await client.run(id, "wire 900 to joe and freeze 1", { graph_id: "hitl" }).collect(), "interrupt");
+    const [wire, freeze] = intr.calls;
+    const resumed = await client
+      .resume(id, intr.interrupt_id, [
+        { call_id: wire!.call_id, approved: true, edited_args: { cents: 90 } },
+        { call_id: freeze!.call_id, approved: true },
+      ])
+      .collect();
+    expect(only(resumed, "tool_result").find((r) => r.name === "wire_money")).toMatchObject({ status: "ok", edited: true });
+    expect(wired().filter((w) => w.to === "joe")).toEqual([{ to: "joe", cents: 90, key: `${id}:${wire!.call_id}` }]);
   });
 
   it("the same tool behind the kit's gate: the interrupt, then one approval, one payment", async () => {
