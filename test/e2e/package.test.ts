@@ -348,28 +348,35 @@ describe("the npm package", () => {
     expect(output, output).toMatch(/\bfail 0\b/);
   }, 90_000);
 
-  it("the supervisor example serves its own graph (the gate one level down in a sub-agent) from the installed package, type-checked", async () => {
-    const sup = path.join(work, "supervisor");
-    fs.cpSync(path.join(REPO_ROOT, "examples/support-supervisor"), sup, { recursive: true, filter: (src) => !src.split(path.sep).includes("node_modules") });
+  /** The examples that serve a team's own graph, and the files a team's editor would check. */
+  const GRAPH_EXAMPLES = [
+    { example: "support-supervisor", what: "a supervisor graph, the gate one level down in a sub-agent", files: ["graph.js", "tools.js", "server.js", "test/supervisor.test.js"] },
+    { example: "hitl-desk", what: "createAgent with humanInTheLoopMiddleware", files: ["agent.js", "server.js", "test/desk.test.js"] },
+    { example: "plan-confirm", what: "a plan node that asks with interrupt() before the gate", files: ["graph.js", "server.js", "test/plan.test.js"] },
+  ];
+
+  it.each(GRAPH_EXAMPLES)("the $example example ($what) serves its own graph from the installed package, type-checked, and its test passes", async ({ example, files }) => {
+    const dir = path.join(work, example);
+    fs.cpSync(path.join(REPO_ROOT, "examples", example), dir, { recursive: true, filter: (src) => !src.split(path.sep).includes("node_modules") });
     await exec("npm", ["install", tarball, "--no-audit", "--no-fund", "--prefer-offline"], {
-      cwd: sup,
+      cwd: dir,
       env: npmEnv({ npm_config_better_sqlite3_local_prebuilds: path.join(work, "prebuilds") }),
       maxBuffer: 16 << 20,
     });
     fs.writeFileSync(
-      path.join(sup, "tsconfig.check.json"),
+      path.join(dir, "tsconfig.check.json"),
       JSON.stringify({
         compilerOptions: {
           module: "NodeNext", moduleResolution: "NodeNext", target: "ES2022", strict: true, noEmit: true,
           allowJs: true, checkJs: true, skipLibCheck: false, types: ["node"],
         },
-        files: ["graph.js", "tools.js", "server.js", "test/supervisor.test.js"],
+        files,
       }),
     );
     const tsc = path.join(REPO_ROOT, "node_modules/typescript/bin/tsc");
-    const check = await exec(process.execPath, [tsc, "-p", "tsconfig.check.json"], { cwd: sup }).catch((e: { stdout: string }) => e);
+    const check = await exec(process.execPath, [tsc, "-p", "tsconfig.check.json"], { cwd: dir }).catch((e: { stdout: string }) => e);
     expect(check.stdout).toBe("");
-    const run = await exec("npm", ["test"], { cwd: sup, env: npmEnv(), maxBuffer: 16 << 20 }).catch((e: { stdout: string; stderr: string }) => e);
+    const run = await exec("npm", ["test"], { cwd: dir, env: npmEnv(), maxBuffer: 16 << 20 }).catch((e: { stdout: string; stderr: string }) => e);
     const output = `${run.stdout}\n${run.stderr}`;
     expect(output, output).toMatch(/\bpass 1\b/);
     expect(output, output).toMatch(/\bfail 0\b/);
