@@ -25,6 +25,7 @@ const ON_POSTGRES = [
   "core-flow",
   "demo-flow",
   "four-eyes",
+  "graph-smoke",
   "hostile-edge",
   "identity",
   "logs",
@@ -36,6 +37,7 @@ const ON_POSTGRES = [
   "reconnect",
   "secrets",
   "webhooks",
+  "your-graphs",
 ].map((name) => `test/e2e/${name}.test.ts`);
 
 /**

@@ -4,6 +4,7 @@ import { isTerminal, type EventOf, type ProtocolEvent } from "../../src/protocol
 import { type FakeOpenAI, startFakeOpenAI, type FakeOpenAIOptions } from "../helpers/fake-openai.js";
 import { type ServerProcess, startServer } from "../helpers/server-process.js";
 import { openDb, type TestDb } from "../helpers/sqlite.js";
+import { within } from "../helpers/within.js";
 
 export interface Stack {
   model: FakeOpenAI;
@@ -116,4 +117,21 @@ export function parseSse(text: string): Array<{ type: string; data: any }> {
 /** None of `values` shows anywhere in `text` (a masked field, a secret). */
 export function expectNoneOf(values: readonly string[], where: string, text: string): void {
   for (const v of values) expect(text, `${where} shows ${v}`).not.toContain(v);
+}
+
+/**
+ * The thread once the server has let it go idle by itself (an expiry closing its interrupt): read
+ * until then, and failing with `failure` after `ms`.
+ */
+export function whenIdle(client: TollgateClient, threadId: string, failure: string, ms = 10_000) {
+  return within(
+    (async () => {
+      for (;;) {
+        const view = await client.getThread(threadId);
+        if (view.status === "idle") return view;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })(),
+    { ms, failure, since: "its deadline" },
+  );
 }

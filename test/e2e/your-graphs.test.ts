@@ -8,8 +8,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TollgateClient, TollgateError } from "../../src/client/index.js";
 import { REPO_ROOT, type ServerProcess, startServer } from "../helpers/server-process.js";
-import { within } from "../helpers/within.js";
-import { call, expectNoStackTraces, only, terminal, threadId, types } from "./support.js";
+import { call, expectNoStackTraces, only, terminal, threadId, types, whenIdle } from "./support.js";
 
 const GRAPHS_FILE = path.join(REPO_ROOT, "test/fixtures/graphs/langgraph.json");
 
@@ -196,16 +195,7 @@ describe("a question nobody answers", () => {
     const c = new TollgateClient({ baseUrl: short.url });
     const id = threadId("unanswered");
     const intr = terminal(await c.run(id, "plan", { graph_id: "asks" }).collect(), "interrupt");
-    const idle = await within(
-      (async () => {
-        for (;;) {
-          const view = await c.getThread(id);
-          if (view.status === "idle") return view;
-          await new Promise((r) => setTimeout(r, 50));
-        }
-      })(),
-      { ms: 10_000, failure: "the unanswered question's interrupt did not expire", since: "its deadline" },
-    );
+    const idle = await whenIdle(c, id, "the unanswered question's interrupt did not expire");
     expect(idle).toMatchObject({ last_outcome: "expired", pending: null });
     expect(idle.messages.map((m) => m.role)).toEqual(["user"]);
     const late = await call(short.url, "POST", `/threads/${id}/resume`, { interrupt_id: intr.interrupt_id, answers: [{ question_id: intr.questions[0]!.question_id, value: "yes" }] });
