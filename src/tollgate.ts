@@ -12,7 +12,7 @@ import { discoverTools, GraphCatalog, loadGraphsFile, resolveGraphs, servedGraph
 import { ExpiryCloser, LeaseKeeper, RunAdmission, RunContext, RunService, ThreadService } from "./runs/index.js";
 import { createApp } from "./server/index.js";
 import { type AnyStore, openStore, storeLocation, type StoreLocation } from "./store/index.js";
-import { createDemoToolsOn, type DemoTables, setupDemoTables, sqliteDemoTables, ToolRegistry, type TollgateTool } from "./tools/index.js";
+import { createDemoToolsOn, type DemoTables, setupDemoTables, sqliteDemoTables, ToolRegistry, type TollgateTool, type ToolMeta } from "./tools/index.js";
 import { createTestToolsOn } from "./tools/testing/test-tools.js";
 
 export interface TollgateOptions {
@@ -33,6 +33,13 @@ export interface TollgateOptions {
    * `config.graphsFile` (`--graphs`), else the built-in agent as `agent`.
    */
   graphs?: Record<string, unknown>;
+  /**
+   * tollgate's metadata for plain LangChain tools your graphs hold, by tool name (`kind`,
+   * `sensitive`, `sensitiveOutput`, `policy`, `editable`): each is served as if made with
+   * `defineTool` (a ToolNode's copy is swapped for the gated one, so an irreversible one holds
+   * the gate itself).
+   */
+  toolMeta?: Record<string, ToolMeta>;
   /**
    * The system message the built-in agent sends first on every model call; defaults to the
    * demo's order-support prompt, which suits only the demo tools. `""` sends none.
@@ -103,7 +110,11 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
     : [];
   // The built-in agent's tools only when it is served (or named): a team's graph brings its own.
   const own = o.tools ? o.tools(store) : team ? [] : await demoTools(store, config.testTools);
-  const registry = new ToolRegistry(uniqueTools([...own, ...specs.flatMap((s) => discoverTools(s.graph))]));
+  const found = specs.flatMap((s) => discoverTools(s.graph, { toolMeta: o.toolMeta }));
+  for (const name of Object.keys(o.toolMeta ?? {})) {
+    if (!found.some((t) => t.name === name)) log.warn(`toolMeta names '${name}', which no served graph holds in a ToolNode`, { tool: name });
+  }
+  const registry = new ToolRegistry(uniqueTools([...own, ...found]));
   // Off: no LangSmith client is made, so nothing can leave for it.
   const tracing = config.tracing ? createTracing({ settings: config.langsmith, registry, scrubber, log }) : NO_TRACING;
   const agentOptions = { model, tools: own, systemPrompt: o.systemPrompt, ledger: store.ledger, maxRounds: config.maxRounds, modelTimeouts: config.modelTimeouts };

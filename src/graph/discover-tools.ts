@@ -1,4 +1,16 @@
-import { TollgateTool } from "../tools/index.js";
+import type { StructuredToolInterface } from "@langchain/core/tools";
+import { defineTool, TollgateTool, type ToolMeta } from "../tools/index.js";
+
+export interface DiscoverOptions {
+  /**
+   * Metadata for plain LangChain tools, by name (`createTollgate({ toolMeta })`): each such tool
+   * in a ToolNode's list is replaced by its TollgateTool, so the gate holds for it too.
+   */
+  toolMeta?: Readonly<Record<string, ToolMeta>>;
+}
+
+const isPlainTool = (t: unknown): t is { name: string } =>
+  !!t && typeof t === "object" && !(t instanceof TollgateTool) && typeof (t as { name?: unknown }).name === "string" && typeof (t as { invoke?: unknown }).invoke === "function";
 
 /** Where the kit's nodes keep the tools they gate, so a server can find them in a compiled graph. */
 export const KIT_TOOLS = Symbol.for("tollgate.kit_tools");
@@ -13,9 +25,18 @@ export function withKitTools<F extends object>(node: F, tools: readonly Tollgate
  * `ToolNode`'s tools (createAgent's included), the nodes of subgraphs added as nodes. A subgraph
  * that a node's own code invokes cannot be seen: its tools are passed to `createTollgate({ tools })`.
  */
-export function discoverTools(graph: unknown): TollgateTool[] {
+export function discoverTools(graph: unknown, opts: DiscoverOptions = {}): TollgateTool[] {
   const found = new Map<string, TollgateTool>();
   const seen = new Set<unknown>();
+  const wrapped = new Map<unknown, TollgateTool>();
+  /** A plain LangChain tool with metadata given for it: the tool list gets the wrapping TollgateTool instead. */
+  const gated = (t: unknown): unknown => {
+    const meta = isPlainTool(t) ? opts.toolMeta?.[t.name] : undefined;
+    if (!meta) return t;
+    let w = wrapped.get(t);
+    if (!w) wrapped.set(t, (w = defineTool(t as StructuredToolInterface, meta)));
+    return w;
+  };
   const visit = (v: unknown, depth: number): void => {
     if (!v || (typeof v !== "object" && typeof v !== "function") || seen.has(v) || depth > 12) return;
     seen.add(v);
@@ -29,6 +50,9 @@ export function discoverTools(graph: unknown): TollgateTool[] {
     // A compiled graph's nodes; a node's runnable; a function node; a ToolNode's tools; sequences.
     if (o.nodes && typeof o.nodes === "object") for (const n of Object.values(o.nodes as object)) visit(n, depth + 1);
     for (const key of ["bound", "func", "graph", "first", "last", "runnable"]) visit(o[key], depth + 1);
+    // A ToolNode looks its tools up in this list at every call (LangGraph's and LangChain's both):
+    // a plain tool swapped for its TollgateTool here holds the gate wherever the node calls it.
+    if (Array.isArray(o.tools) && opts.toolMeta) o.tools.forEach((t, i, list) => (list[i] = gated(t)));
     for (const key of ["tools", "steps", "middle"]) if (Array.isArray(o[key])) for (const t of o[key] as unknown[]) visit(t, depth + 1);
   };
   visit(graph, 0);
