@@ -9,7 +9,7 @@ import { chatModelName, createModel } from "./model/index.js";
 import { createSecretScrubber, createTracing, Metrics, NO_TRACING, scrubbingLogger, type SecretScrubber, skipIdleRunTrees, WebhookDispatcher, type WebhookOutcome } from "./ops/index.js";
 import { Access, createAuthenticator } from "./auth/index.js";
 import { discoverTools, GraphCatalog, loadGraphsFile, resolveGraphs, servedGraph, type ServedGraph } from "./graph/index.js";
-import { ExpiryCloser, LeaseKeeper, RunAdmission, RunContext, RunService, ThreadService } from "./runs/index.js";
+import { createRunContext, ExpiryCloser, LeaseKeeper, RunAdmission, RunService, ThreadService } from "./runs/index.js";
 import { createApp } from "./server/index.js";
 import { type AnyStore, openStore, storeLocation, type StoreLocation } from "./store/index.js";
 import { createDemoToolsOn, type DemoTables, setupDemoTables, sqliteDemoTables, ToolRegistry, type TollgateTool, type ToolMeta } from "./tools/index.js";
@@ -126,7 +126,7 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
   const auth = createAuthenticator(config.auth, log);
   const access = new Access(auth.enabled);
   const metrics = new Metrics({ processMetrics: o.processMetrics ?? true });
-  const ctx = new RunContext({
+  const ctx = createRunContext({
     graphs: new GraphCatalog(served),
     store,
     registry,

@@ -1,8 +1,8 @@
 import type { ExecutionLedger } from "../ledger/index.js";
-import { closingOutcomes, type GateDecision, type GatedCall, type GatePermit, hashArgs, type ToolGate, type ToolOutcome } from "../tools/index.js";
+import { callKey, closingOutcomes, type GateDecision, type GatedCall, type GatePermit, hashArgs, type ToolGate, type ToolOutcome } from "../tools/index.js";
 
 /** The execution ledger's key for a call: the same for every attempt at it, and the tool's idempotency key. */
-export const ledgerKey = (threadId: string, callId: string) => `${threadId}:${callId}`;
+export const ledgerKey = callKey;
 
 export interface RunGateOptions {
   threadId: string;

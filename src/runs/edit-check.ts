@@ -1,6 +1,6 @@
 import { readGateState } from "../graph/index.js";
 import { applyEdit, hashArgs, validateArgs } from "../tools/index.js";
-import type { ResumeDecision } from "./resume-gate.js";
+import type { Decision } from "../protocol/index.js";
 import type { RunContext } from "./run-context.js";
 import { graphOfThread } from "./thread-graph.js";
 
@@ -26,7 +26,7 @@ export async function prepareEdits(
   ctx: RunContext,
   threadId: string,
   interruptId: string,
-  decisions: readonly ResumeDecision[],
+  decisions: readonly Decision[],
 ): Promise<PreparedEdits> {
   if (!decisions.some((d) => d.edited_args !== undefined)) return NO_EDITS;
   const record = await ctx.store.interrupts.get(interruptId);
@@ -54,7 +54,7 @@ export async function prepareEdits(
   return { interruptId, byCall };
 }
 
-async function check(ctx: RunContext, call: { id?: string; name: string; args: Record<string, unknown> }, d: ResumeDecision): Promise<CheckedEdit> {
+async function check(ctx: RunContext, call: { id?: string; name: string; args: Record<string, unknown> }, d: Decision): Promise<CheckedEdit> {
   if (!d.approved) return { error: "edited_args is only allowed with approved: true" };
   const edit = applyEdit(ctx.registry, call, d.edited_args);
   if ("error" in edit) return edit;

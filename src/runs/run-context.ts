@@ -1,13 +1,13 @@
 import type { Access } from "../auth/index.js";
-import { type Clock, systemClock } from "../clock.js";
+import type { Clock } from "../clock.js";
 import type { Logger } from "../logger.js";
-import { createSecretScrubber, Metrics, Redactor, type SecretScrubber } from "../ops/index.js";
+import type { Metrics, Redactor, SecretScrubber } from "../ops/index.js";
 import type { Store } from "../store/index.js";
 import type { ToolRegistry } from "../tools/index.js";
 import type { GraphCatalog, RunGate, ServedGraph } from "../graph/index.js";
-import { EventPersister } from "./event-persister.js";
+import type { EventPersister } from "./event-persister.js";
 import type { RunLog } from "./run-log.js";
-import { Settler } from "./settler.js";
+import type { Orphan } from "./orphan.js";
 
 export interface RunSettings {
   approvalTtlMs: number;
@@ -61,22 +61,42 @@ export interface RunContextOptions {
   metrics?: Metrics;
 }
 
-/** What the run machinery shares: its dependencies plus the in-flight runs of this process. */
-export class RunContext {
+/**
+ * Hands back threads whose run or closer could not (a dead process, a refused write): see
+ * `Settler`, which `createRunContext` makes.
+ */
+export interface ThreadSettler {
+  /** Settles `o` now if the database allows, else keeps trying. Never rejects. */
+  adopt(o: Orphan): Promise<void>;
+  /** Tries the thread's settling now; throws the storage fault if the database still refuses. */
+  settleNow(threadId: string): Promise<void>;
+  /** Whether the thread waits here to be settled. */
+  holds(threadId: string): boolean;
+  /** Whether this run's end waits here to be written. */
+  holdsRun(runId: string): boolean;
+  /** Resolves once nothing is waiting to be settled. */
+  idle(): Promise<void>;
+  readonly pending: number;
+  stop(): void;
+}
+
+/**
+ * What the run machinery shares: its dependencies plus the in-flight runs of this process. Made
+ * by `createRunContext`; every module of the runs layer takes it as a parameter.
+ */
+export interface RunContext {
   /** By thread: at most one per thread, enforced by the SQL claim. */
-  readonly active = new Map<string, ActiveRun>();
+  readonly active: Map<string, ActiveRun>;
   /** By run id: runs whose claim is being written (see `RunService.begin`). */
-  readonly starting = new Map<string, StartingRun>();
+  readonly starting: Map<string, StartingRun>;
   /** Holder ids of interrupt closers at work in this process. */
-  readonly closing = new Set<string>();
+  readonly closing: Set<string>;
   /** By run id: live logs that listeners can follow. */
-  readonly live = new Map<string, RunLog>();
+  readonly live: Map<string, RunLog>;
   readonly persister: EventPersister;
-  /** Hands back threads whose run or closer could not (a dead process, a refused write). */
-  readonly settler: Settler;
+  readonly settler: ThreadSettler;
   /** Masks sensitive fields and scrubs secrets from every event and view that leaves. */
   readonly redactor: Redactor;
-
   readonly graphs: GraphCatalog;
   readonly store: Store;
   /** Every tool the served graphs use, by name: kinds, masks, policies. */
@@ -89,35 +109,6 @@ export class RunContext {
   readonly clock: Clock;
   /** Where runs, tokens, decisions and cancels are counted (`/metrics`). */
   readonly metrics: Metrics;
-
-  constructor(o: RunContextOptions) {
-    const { registry, log } = o;
-    this.graphs = o.graphs;
-    this.store = o.store;
-    this.registry = registry;
-    this.settings = o.settings;
-    this.log = log;
-    this.access = o.access;
-    this.clock = o.clock ?? systemClock;
-    this.metrics = o.metrics ?? new Metrics();
-    const scrubber = o.scrubber ?? createSecretScrubber();
-    this.redactor = new Redactor(registry, scrubber);
-    this.persister = new EventPersister(o.store.runs, (err, queued) =>
-      log.warn("run event log write refused; kept for a retry", { queued, message: err instanceof Error ? err.message : String(err) }),
-    );
-    this.settler = new Settler(this);
-  }
-
   /** A graph called an irreversible tool without a live approval: the tool refused; say so. */
-  gateRefused(run: Pick<ActiveRun, "runId" | "threadId" | "graph">, call: { id: string; name: string }): void {
-    this.metrics.gateRefused(call.name);
-    this.log.warn("irreversible tool called without a live approval; refused", {
-      thread_id: run.threadId,
-      run_id: run.runId,
-      graph_id: run.graph.id,
-      tool: call.name,
-      call_id: call.id,
-    });
-  }
+  gateRefused(run: Pick<ActiveRun, "runId" | "threadId" | "graph">, call: { id: string; name: string }): void;
 }
-

@@ -5,27 +5,10 @@ import type { ToolOutcome } from "../tools/index.js";
 import { toolResultEvent } from "./adapter.js";
 import { MAX_UNFLUSHED } from "./event-persister.js";
 import { closerTarget, closingOutcome } from "./interrupt-closer.js";
-import type { RunContext } from "./run-context.js";
+import type { RunContext, ThreadSettler } from "./run-context.js";
+import type { Orphan } from "./orphan.js";
 import { graphOfThread } from "./thread-graph.js";
 import { enqueueApprovalWebhook } from "./approval-webhooks.js";
-
-/**
- * A thread whose holder (a run, or a closer of an interrupt) stopped without handing it back:
- * the process died, or the database refused the writes that end the run.
- */
-export interface Orphan {
-  threadId: string;
-  /** Who holds the thread: a run id, or a closer's id (see `closerTarget`). */
-  holderId: string;
-  /** How calls that never ran are answered, unless the ledger knows better. */
-  fallback: ToolOutcome;
-  /** The terminal event listeners were already given; written with this seq. Else one is made. */
-  terminal?: LoggedEvent;
-  /** When the run is made up: the event that ends it. */
-  closing?: EventBody;
-  /** A resume that failed on storage before any approved call started: its decision stands unused. */
-  reopen?: { interruptId: string; approved: string[] };
-}
 
 const RETRY_FIRST_MS = 100;
 const RETRY_MAX_MS = 5000;
@@ -37,7 +20,7 @@ const RETRY_MAX_MS = 5000;
  * until it succeeds, so a thread is never left `running` with nothing running it. Used at
  * start-up (runs the previous process left in flight) and whenever a run cannot finish.
  */
-export class Settler {
+export class Settler implements ThreadSettler {
   private readonly orphans = new Map<string, Orphan>();
   private timer: NodeJS.Timeout | undefined;
   private failures = 0;

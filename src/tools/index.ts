@@ -1,6 +1,6 @@
 export { defineTool, TollgateTool } from "./tollgate-tool.js";
 export type { ToolKind, ToolMeta } from "./tollgate-tool.js";
-export { ABORT_SIGNAL_KEY, throwIfAborted, toolContext } from "./tool-context.js";
+export { ABORT_SIGNAL_KEY, callKey, throwIfAborted, toolContext } from "./tool-context.js";
 export type { ToolContext } from "./tool-context.js";
 export { TOOL_GATE_KEY, toolGateOf } from "./tool-gate.js";
 export type { GateDecision, GatedCall, GatePermit, ToolGate } from "./tool-gate.js";
@@ -8,8 +8,9 @@ export { closingOutcomes, outcomeMessage, outcomeOf } from "./outcome-message.js
 export type { ToolArtifact } from "./outcome-message.js";
 export { MALFORMED_CALL_NAME, ToolRegistry } from "./tool-registry.js";
 export { MASK, maskArgs, maskOutput, maskPaths } from "./mask-args.js";
-export { innerConfig, runInner, runToolCall, untilAborted, validateArgs } from "./run-tool-call.js";
-export type { ToolCallRequest, ToolOutcome } from "./run-tool-call.js";
+export { innerConfig, runInner, untilAborted } from "./run-tool-call.js";
+export { runToolCall, validateArgs } from "./registry-calls.js";
+export type { ToolCallRequest, ToolOutcome } from "./tool-outcome.js";
 export { canonicalJson, hashArgs } from "./args-hash.js";
 export { createDemoTools, createDemoToolsOn, setupDemoTables, sqliteDemoTables, type DemoTables } from "./demo/index.js";
 export { applyEdit, RESERVED_ARG_NAMES } from "./apply-edit.js";

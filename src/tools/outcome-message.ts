@@ -1,6 +1,6 @@
 import { ToolMessage } from "@langchain/core/messages";
 import type { ToolStatus } from "../protocol/index.js";
-import type { ToolOutcome } from "./run-tool-call.js";
+import type { ToolOutcome } from "./tool-outcome.js";
 
 /** Where tollgate keeps a tool call's outcome on its ToolMessage; `artifact` is never sent to the model. */
 export interface ToolArtifact {

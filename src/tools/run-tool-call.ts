@@ -1,50 +1,8 @@
-import { interopSafeParseAsync } from "@langchain/core/utils/types";
-import { formatIssues, type IssueLike, type ToolStatus } from "../protocol/index.js";
 import type { StructuredToolInterface, ToolRunnableConfig } from "@langchain/core/tools";
-import { closingOutcomes } from "./outcome-message.js";
-import { ABORT_SIGNAL_KEY } from "./tool-context.js";
-import type { ToolRegistry } from "./tool-registry.js";
+import { ABORT_SIGNAL_KEY, callKey } from "./tool-context.js";
+import type { ToolCallRequest, ToolOutcome } from "./tool-outcome.js";
 
 const NEVER_ABORTS = new AbortController().signal;
-
-export interface ToolCallRequest {
-  id: string;
-  name: string;
-  args: Record<string, unknown>;
-}
-
-/** How one call ended, before it becomes a ToolMessage and a `tool_result`. */
-export interface ToolOutcome {
-  status: ToolStatus;
-  output?: string;
-  error?: string;
-  /** The call ran with these top-level arguments changed by the person who approved it. */
-  edited?: readonly string[];
-}
-
-export interface RunToolOptions {
-  signal?: AbortSignal;
-  threadId?: string;
-}
-
-/**
- * Validates and runs one call of a read tool. Unknown tools, bad arguments and thrown errors become
- * outcomes the model is told about; only an abort propagates, because the whole run is being stopped.
- */
-export async function runToolCall(
-  registry: ToolRegistry,
-  call: ToolCallRequest,
-  opts: RunToolOptions,
-): Promise<ToolOutcome> {
-  const entry = registry.get(call.name);
-  if (!entry) return { status: "error", error: `Tool '${call.name}' not found` };
-  const validationError = await validateArgs(registry, call);
-  if (validationError) return { status: "invalid_args", error: validationError };
-  // An irreversible tool's code runs only through its own gate (`TollgateTool`), never from here.
-  if (entry.kind === "irreversible") return closingOutcomes.noApproval();
-  // Through the tool itself (its run is the call's traced run), with tollgate's context.
-  return runInner(entry, call, {}, opts.signal, opts.threadId);
-}
 
 /**
  * The config a tool's own code is called with. The signal travels in `configurable`: the promise
@@ -62,7 +20,7 @@ export function innerConfig(
     signal: NEVER_ABORTS,
     configurable: {
       thread_id: threadId,
-      idempotency_key: threadId ? `${threadId}:${call.id}` : call.id,
+      idempotency_key: threadId ? callKey(threadId, call.id) : call.id,
       [ABORT_SIGNAL_KEY]: signal,
     },
   };
@@ -116,17 +74,6 @@ export async function untilAborted<T>(work: Promise<T>, signal: AbortSignal | un
   } finally {
     signal.removeEventListener("abort", onAbort!);
   }
-}
-
-/** The schema's validation message, or null when the arguments fit. */
-export async function validateArgs(registry: ToolRegistry, call: ToolCallRequest): Promise<string | null> {
-  const entry = registry.get(call.name);
-  if (!entry) return `Tool '${call.name}' not found`;
-  const parsed = await interopSafeParseAsync(entry.schema as never, call.args);
-  if (parsed.success) return null;
-  const issues = (parsed.error as { issues?: IssueLike[] }).issues;
-  if (!issues) return String(parsed.error);
-  return formatIssues(issues);
 }
 
 function stringifyOutput(result: unknown): string {

@@ -2,7 +2,8 @@ import { type Callbacks, parseCallbackConfigArg } from "@langchain/core/callback
 import { StructuredTool, type StructuredToolInterface, type ToolRunnableConfig } from "@langchain/core/tools";
 import type { ApprovalPolicy } from "../protocol/index.js";
 import { closingOutcomes, outcomeMessage } from "./outcome-message.js";
-import { innerConfig, runInner, type ToolOutcome, untilAborted } from "./run-tool-call.js";
+import { innerConfig, runInner, untilAborted } from "./run-tool-call.js";
+import type { ToolOutcome } from "./tool-outcome.js";
 import { toolContext } from "./tool-context.js";
 import { toolGateOf } from "./tool-gate.js";
 

@@ -1,5 +1,11 @@
 import type { ToolRunnableConfig } from "@langchain/core/tools";
 
+/**
+ * `thread_id:call_id`: the execution ledger's key for a call, and the idempotency key its tool
+ * gets: the same for every attempt at one approved call.
+ */
+export const callKey = (threadId: string, callId: string) => `${threadId}:${callId}`;
+
 /** What a tool receives besides its arguments. */
 export interface ToolContext {
   signal: AbortSignal | undefined;

@@ -1,5 +1,5 @@
 import type { ToolRunnableConfig } from "@langchain/core/tools";
-import type { ToolOutcome } from "./run-tool-call.js";
+import type { ToolOutcome } from "./tool-outcome.js";
 
 /** One tool call as the gate checks it: the arguments are the call's own, before any schema parsing. */
 export interface GatedCall {

@@ -74,7 +74,6 @@ describe("an irreversible tool without a live approval", () => {
   it.each([
     ["another call id", call("c2", { to: "bob", cents: 500 }), [approved("c1", { to: "bob", cents: 500 })]],
     ["other arguments under the approved id", call("c1", { to: "mallory", cents: 500 }), [approved("c1", { to: "bob", cents: 500 })]],
-    ["a rejected call", call("c1", { to: "bob", cents: 500 }), [approved("c1", { to: "bob", cents: 500 }, { approved: false })]],
     ["an approval for another tool under the same id", call("c1", { to: "bob", cents: 500 }), [approved("c1", { to: "bob", cents: 500 }, { name: "send_email" })]],
   ])("does not run for %s; the gate is told", async (_, toolCall, decisions) => {
     const { sent, wireMoney } = wire();
@@ -82,6 +81,15 @@ describe("an irreversible tool without a live approval", () => {
     expect(outcome(await wireMoney.invoke(toolCall, withGate(gate(decisions, refusals)))).status).toBe("rejected");
     expect(sent).toEqual([]);
     expect(refusals).toEqual([`wire_money:${toolCall.id}`]);
+  });
+
+  it("does not run for a call the person rejected: the tool answers with their reason (not a refusal: nothing went round the gate)", async () => {
+    const { sent, wireMoney } = wire();
+    const refusals: string[] = [];
+    const g = gate([approved("c1", args, { approved: false, reason: "not today" })], refusals);
+    expect(outcome(await wireMoney.invoke(call("c1", args), withGate(g)))).toEqual({ status: "rejected", content: "Rejected: not today" });
+    expect(sent).toEqual([]);
+    expect(refusals).toEqual([]);
   });
 
   it("does not run once the run that held the approval has ended", async () => {

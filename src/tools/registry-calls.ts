@@ -1,0 +1,41 @@
+import { interopSafeParseAsync } from "@langchain/core/utils/types";
+import { formatIssues, type IssueLike } from "../protocol/index.js";
+import { closingOutcomes } from "./outcome-message.js";
+import { runInner } from "./run-tool-call.js";
+import type { ToolCallRequest, ToolOutcome } from "./tool-outcome.js";
+import type { ToolRegistry } from "./tool-registry.js";
+
+export interface RunToolOptions {
+  signal?: AbortSignal;
+  threadId?: string;
+}
+
+/**
+ * Validates and runs one call of a read tool. Unknown tools, bad arguments and thrown errors become
+ * outcomes the model is told about; only an abort propagates, because the whole run is being stopped.
+ */
+export async function runToolCall(
+  registry: ToolRegistry,
+  call: ToolCallRequest,
+  opts: RunToolOptions,
+): Promise<ToolOutcome> {
+  const entry = registry.get(call.name);
+  if (!entry) return { status: "error", error: `Tool '${call.name}' not found` };
+  const validationError = await validateArgs(registry, call);
+  if (validationError) return { status: "invalid_args", error: validationError };
+  // An irreversible tool's code runs only through its own gate (`TollgateTool`), never from here.
+  if (entry.kind === "irreversible") return closingOutcomes.noApproval();
+  // Through the tool itself (its run is the call's traced run), with tollgate's context.
+  return runInner(entry, call, {}, opts.signal, opts.threadId);
+}
+
+/** The schema's validation message, or null when the arguments fit. */
+export async function validateArgs(registry: ToolRegistry, call: ToolCallRequest): Promise<string | null> {
+  const entry = registry.get(call.name);
+  if (!entry) return `Tool '${call.name}' not found`;
+  const parsed = await interopSafeParseAsync(entry.schema as never, call.args);
+  if (parsed.success) return null;
+  const issues = (parsed.error as { issues?: IssueLike[] }).issues;
+  if (!issues) return String(parsed.error);
+  return formatIssues(issues);
+}
