@@ -75,7 +75,6 @@ export const resumeBody = z.object({
       .refine((d) => d.edited_args === undefined || d.approved, "edited_args is only allowed with approved: true"),
   )
     .refine((ds) => new Set(ds.map((d) => d.call_id)).size === ds.length, "two decisions name the same call_id")
-    .default([])
     .describe("At most one per pending call; a pending call with none is rejected (`no decision`)."),
   answers: z
     .array(

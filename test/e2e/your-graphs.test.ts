@@ -198,7 +198,7 @@ describe("a question nobody answers", () => {
     const idle = await whenIdle(c, id, "the unanswered question's interrupt did not expire");
     expect(idle).toMatchObject({ last_outcome: "expired", pending: null });
     expect(idle.messages.map((m) => m.role)).toEqual(["user"]);
-    const late = await call(short.url, "POST", `/threads/${id}/resume`, { interrupt_id: intr.interrupt_id, answers: [{ question_id: intr.questions[0]!.question_id, value: "yes" }] });
+    const late = await call(short.url, "POST", `/threads/${id}/resume`, { interrupt_id: intr.interrupt_id, decisions: [], answers: [{ question_id: intr.questions[0]!.question_id, value: "yes" }] });
     expect(late.status).toBe(410);
     // The next message starts afresh: the graph asks again.
     expect(terminal(await c.run(id, "plan again").collect(), "interrupt").questions).toHaveLength(1);
