@@ -99,6 +99,30 @@ describe.each(["gated", "hitl"])("the %s graph behind the gate", (graph) => {
   });
 });
 
+describe("a graph's own question", () => {
+  let server: ServerProcess;
+  beforeAll(async () => {
+    server = await startServer(env);
+  });
+  afterAll(async () => {
+    if (server) expectNoStackTraces(server);
+    await server?.kill();
+  });
+
+  it("is the thread owner's to answer: an approver neither sees it nor answers it; cancelled, the node never goes on", async () => {
+    const alice = new TollgateClient({ baseUrl: server.url, token: ALICE });
+    const id = threadId("asks-owner");
+    const intr = terminal(await alice.run(id, "plan", { graph_id: "asks" }).collect(), "interrupt");
+    const answers = [{ question_id: intr.questions[0]!.question_id, value: "yes" }];
+    const asOps = await call(server.url, "POST", `/threads/${id}/resume`, { interrupt_id: intr.interrupt_id, decisions: [], answers }, { authorization: `Bearer ${OPS}` });
+    expect([asOps.status, asOps.json.error.code]).toEqual([404, "thread_not_found"]);
+    expect(await alice.cancel(id)).toMatchObject({ cancelled: true, status: "idle" });
+    const view = await alice.getThread(id);
+    expect(view).toMatchObject({ last_outcome: "cancelled", pending: null });
+    expect(view.messages.map((m) => m.role)).toEqual(["user"]);
+  });
+});
+
 describe.each(["gated", "hitl"])("the %s graph when nobody decides, or the server dies", (graph) => {
   it("expires: the call is closed expired without a model call, and a late approval is 410", async () => {
     const s = await startServer({ ...env, APPROVAL_TTL_SECONDS: "1", EXPIRY_SWEEP_MS: "50" });
