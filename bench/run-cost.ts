@@ -118,6 +118,59 @@ if (process.argv.includes("--io")) {
   process.exit(0);
 }
 
+if (process.argv.includes("--concurrent")) {
+  // Many runs at once, each of `--tokens` tokens a timer tick apart, through the HTTP app: CPU per
+  // token event and per run, and what was written, over `--total` runs (closed loop).
+  const streams = Number(arg("concurrent", "200"));
+  const total = Number(arg("total", "2000"));
+  const k = Number(arg("tokens", "100"));
+  const tokenModel = new FakeListChatModel({ responses: ["x".repeat(k)], sleep: 0 });
+  const tg2 = await createTollgate({
+    config: loadConfig({ DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), "tollgate-run-cost-")), MODEL: "fake", OPENAI_API_KEY: "BENCH-KEY" }),
+    log: silentLogger,
+    model: tokenModel,
+    processMetrics: false,
+  });
+  const one = async () => {
+    const res = await tg2.app.request(`/threads/${randomUUID()}/runs`, {
+      method: "POST",
+      headers: { "content-type": "application/json", host: "127.0.0.1" },
+      body: JSON.stringify({ message: "hi" }),
+    });
+    const text = await res.text();
+    if (!text.includes("event: done")) throw new Error(`no done event: ${res.status} ${text.slice(0, 300)}`);
+    return text.split("event: token").length - 1;
+  };
+  const io = () => Object.fromEntries(fs.readFileSync("/proc/self/io", "utf8").trim().split("\n").map((l) => l.split(": ")).map(([key, v]) => [key, Number(v)]));
+  const loop = async (n: number) => {
+    let started = 0;
+    let tokensSeen = 0;
+    await Promise.all(Array.from({ length: streams }, async () => {
+      while (started < n) {
+        started++;
+        const got = await one(); // not `tokensSeen += await one()`: that reads tokensSeen before the await
+        tokensSeen += got;
+      }
+    }));
+    return tokensSeen;
+  };
+  await loop(streams * 2); // warm-up
+  const a = io();
+  const cpu = process.cpuUsage();
+  const wall = performance.now();
+  const seen = await loop(total);
+  const used = process.cpuUsage(cpu);
+  const secs = (performance.now() - wall) / 1000;
+  const b = io();
+  const us = used.user + used.system;
+  process.stdout.write(
+    `${streams} at once, ${total} runs of ${k} tokens: ${(us / seen).toFixed(1)} µs CPU per token event (user ${(used.user / seen).toFixed(1)}, system ${(used.system / seen).toFixed(1)}), ${(us / total / 1000).toFixed(2)} ms per run, ` +
+      `${(seen / secs).toFixed(0)} token events/s; written ${((b.wchar - a.wchar) / seen).toFixed(0)} B and ${((b.syscw - a.syscw) / seen).toFixed(2)} write calls per token event\n`,
+  );
+  await tg2.close();
+  process.exit(0);
+}
+
 const profile = arg("profile", "");
 if (profile) {
   const m = profile as Mode;
