@@ -60,6 +60,18 @@ const model = new FakeListChatModel({ responses: ["x"] });
 const tg = await createTollgate({ config, log: silentLogger, model, processMetrics: false });
 const graph = (tg as unknown as { runs: { ctx: { graphs: { fallback(): { graph: { stream: Function } } } } } }).runs.ctx.graphs.fallback().graph;
 
+/** One message run through the HTTP app on a new thread: its SSE text, once it has ended `done`. */
+async function runOverHttp(app: { app: { request(url: string, init: RequestInit): Response | Promise<Response> } }): Promise<string> {
+  const res = await app.app.request(`/threads/${randomUUID()}/runs`, {
+    method: "POST",
+    headers: { "content-type": "application/json", host: "127.0.0.1" },
+    body: JSON.stringify({ message: "hi" }),
+  });
+  const text = await res.text();
+  if (!text.includes("event: done")) throw new Error(`no done event: ${res.status} ${text.slice(0, 300)}`);
+  return text;
+}
+
 type Mode = "graph" | "service" | "http";
 const ops: Record<Mode, () => Promise<void>> = {
   async graph() {
@@ -73,13 +85,7 @@ const ops: Record<Mode, () => Promise<void>> = {
     if (run.outcome !== "completed") throw new Error(`run ended ${run.outcome}`);
   },
   async http() {
-    const res = await tg.app.request(`/threads/${randomUUID()}/runs`, {
-      method: "POST",
-      headers: { "content-type": "application/json", host: "127.0.0.1" },
-      body: JSON.stringify({ message: "hi" }),
-    });
-    const text = await res.text();
-    if (!text.includes("event: done")) throw new Error(`no done event: ${res.status} ${text.slice(0, 300)}`);
+    await runOverHttp(tg);
   },
 };
 
@@ -131,16 +137,7 @@ if (process.argv.includes("--concurrent")) {
     model: tokenModel,
     processMetrics: false,
   });
-  const one = async () => {
-    const res = await tg2.app.request(`/threads/${randomUUID()}/runs`, {
-      method: "POST",
-      headers: { "content-type": "application/json", host: "127.0.0.1" },
-      body: JSON.stringify({ message: "hi" }),
-    });
-    const text = await res.text();
-    if (!text.includes("event: done")) throw new Error(`no done event: ${res.status} ${text.slice(0, 300)}`);
-    return text.split("event: token").length - 1;
-  };
+  const one = async () => (await runOverHttp(tg2)).split("event: token").length - 1;
   const io = () => Object.fromEntries(fs.readFileSync("/proc/self/io", "utf8").trim().split("\n").map((l) => l.split(": ")).map(([key, v]) => [key, Number(v)]));
   const loop = async (n: number) => {
     let started = 0;

@@ -18,6 +18,7 @@ export function servedAgent(graph: AgentGraph, registry: ToolRegistry): ServedGr
     graph,
     registry,
     tokens: "writer",
+    gate: "static",
     messageInput: (message) => ({ messages: [message], rounds: 0, closed: false }),
     closeWrite: (messages) => ({ values: { messages, closed: true }, asNode: TOOLS_NODE, clear: false }),
   };

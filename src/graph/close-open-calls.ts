@@ -8,9 +8,10 @@ import type { ServedGraph } from "./served-graph.js";
 import { outcomeMessage, unansweredCalls } from "./tool-messages.js";
 
 /**
- * Answers every call the thread's last assistant message left open, so the history stays valid
- * for the next model call, and ends the graph there (`closed`). Works from what the next run will
- * load. What the ledger knows wins over `fallback`: a call that ran keeps its result, one caught
+ * Answers every call the thread's last assistant message left open (in the graph, or in the
+ * subgraph it paused in), so the history stays valid for the next model call, and ends the graph
+ * there: the built-in agent's `closed`, or pending tasks cleared.
+ * Works from what the next run will load. What the ledger knows wins over `fallback`: a call that ran keeps its result, one caught
  * mid-run is "outcome unknown". `input`: the user's message of the message run being closed; put
  * at the end of the history if the graph never saved it (the run died or stopped before its end
  * was saved), so the next model call sees the question that went unanswered.

@@ -5,7 +5,7 @@ import type { ToolRegistry } from "../tools/index.js";
 import { CALL_TOOL_NODE } from "./graph-state.js";
 import { isApprovalRequest } from "./kit/call-tool-node.js";
 import { allowedDecisions, matchActions, readHitlRequest } from "./hitl.js";
-import { messagesOf } from "./paused-messages.js";
+import { messagesOf, subgraphState } from "./paused-messages.js";
 import type { ServedGraph } from "./served-graph.js";
 import { unansweredCalls } from "./tool-messages.js";
 
@@ -104,7 +104,7 @@ export function gateStateOf(snapshot: StateSnapshot, registry: ToolRegistry): Ga
 function walk(s: StateSnapshot, visit: (s: StateSnapshot) => void): void {
   visit(s);
   for (const t of s.tasks) {
-    const sub = t.state as StateSnapshot | undefined;
-    if (sub && typeof sub === "object" && "values" in sub) walk(sub, visit);
+    const sub = subgraphState(t);
+    if (sub) walk(sub, visit);
   }
 }

@@ -24,8 +24,14 @@ export function pausedMessages(snapshot: StateSnapshot): { all: BaseMessage[]; c
 function deepestPaused(s: StateSnapshot): StateSnapshot | undefined {
   for (const t of s.tasks) {
     if (t.result !== undefined) continue;
-    const sub = t.state as StateSnapshot | undefined;
-    if (sub && typeof sub === "object" && "values" in sub) return deepestPaused(sub) ?? sub;
+    const sub = subgraphState(t);
+    if (sub) return deepestPaused(sub) ?? sub;
   }
   return undefined;
+}
+
+/** A task's subgraph state, when the snapshot was read with `{ subgraphs: true }` and the task runs one. */
+export function subgraphState(task: StateSnapshot["tasks"][number]): StateSnapshot | undefined {
+  const sub = task.state as StateSnapshot | undefined;
+  return sub && typeof sub === "object" && "values" in sub ? sub : undefined;
 }

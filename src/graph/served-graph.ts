@@ -32,6 +32,12 @@ export interface ServedGraph {
    * chat model call in any node or subgraph.
    */
   readonly tokens: "writer" | "messages";
+  /**
+   * Where its gate pauses: `static` — before a top-level `call_tool` (`interruptBefore`), so the
+   * calls are the last AI message's in the state the run ended with; `dynamic` — wherever an
+   * `interrupt()` runs, read from the checkpoint (subgraphs included).
+   */
+  readonly gate: "static" | "dynamic";
   /** How answers to open calls are written. `pendingNode`: the node the graph was paused in, if any. */
   closeWrite(messages: BaseMessage[], pendingNode: string | undefined): CloseWrite;
 }
@@ -44,6 +50,7 @@ export function servedGraph(o: { id: string; description?: string | null; graph:
     graph: o.graph,
     registry: o.registry,
     tokens: "messages",
+    gate: "dynamic",
     messageInput: (message) => ({ messages: [message] }),
     closeWrite: (messages, pendingNode) => ({ values: { messages }, asNode: pendingNode, clear: true }),
   };

@@ -32,7 +32,6 @@ export async function* adaptGraphStream(
   const streamed = new Set<string>();
   const subgraphNodes = new Set<string>();
   for await (const [mode, chunk, ns = []] of chunks) {
-    for (let i = 0; i < ns.length; i++) subgraphNodes.add(nodeKey(ns.slice(0, i), ns[i]!.split(":")[0]!));
     if (mode === "custom") {
       const event = customEvent(chunk);
       if (event) yield event;
@@ -44,6 +43,8 @@ export async function* adaptGraphStream(
       continue;
     }
     if (mode !== "updates" || !chunk || typeof chunk !== "object") continue;
+    // A subgraph's own updates come before its parent node's: they name it a subgraph.
+    for (let i = 0; i < ns.length; i++) subgraphNodes.add(nodeKey(ns.slice(0, i), ns[i]!.split(":")[0]!));
     for (const [node, update] of Object.entries(chunk)) {
       if (node.startsWith("__") || !update || typeof update !== "object" || subgraphNodes.has(nodeKey(ns, node))) continue;
       for (const m of newMessages((update as { messages?: unknown }).messages)) {

@@ -41,7 +41,7 @@ export async function finishNormally(ctx: RunContext, run: ActiveRun, end: Graph
   let gated: ToolCall[] = [];
   let questions: InterruptQuestion[] = [];
   let hitl = new Map<string, NonNullable<InterruptCall["hitl"]>>();
-  if (values && end.interrupted && run.graph.tokens === "writer") {
+  if (values && end.interrupted && run.graph.gate === "static") {
     // The built-in agent stops before `call_tool`: its calls are in the state the run ended with.
     gated = unansweredCalls(values.messages).filter((c) => ctx.registry.needsApproval(c.name));
   } else if (!values || end.interrupted) {

@@ -42,13 +42,22 @@ export async function runInner(
 ): Promise<ToolOutcome> {
   try {
     const own = innerConfig(config, call, signal, threadId);
-    const code = (tool as unknown as { _call?: (args: unknown, run: unknown, config: ToolRunnableConfig) => Promise<unknown> })._call;
-    const result: unknown = parent && typeof code === "function" ? await code.call(tool, call.args, parent.run, own) : await tool.invoke(call.args, own);
+    const result: unknown = parent ? await callOwnCode(tool, call.args, parent.run, own) : await tool.invoke(call.args, own);
     return { status: "ok", output: stringifyOutput(result) };
   } catch (err) {
     if (signal?.aborted) throw signal.reason ?? err;
     return { status: "error", error: err instanceof Error ? err.message : String(err) };
   }
+}
+
+/**
+ * A wrapped tool's own code, inside the wrapping tool's run (`run`): its `_call`, which `invoke`
+ * would reach after parsing the arguments (done already) and opening a traced run of its own
+ * (the wrapper's is the call's one). A tool without one is invoked.
+ */
+export function callOwnCode(tool: StructuredToolInterface, args: unknown, run: unknown, config: ToolRunnableConfig): Promise<unknown> {
+  const code = (tool as unknown as { _call?: (args: unknown, run: unknown, config: ToolRunnableConfig) => Promise<unknown> })._call;
+  return typeof code === "function" ? code.call(tool, args, run, config) : tool.invoke(args, config);
 }
 
 /**

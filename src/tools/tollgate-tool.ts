@@ -2,7 +2,7 @@ import { type Callbacks, parseCallbackConfigArg } from "@langchain/core/callback
 import { StructuredTool, type StructuredToolInterface, type ToolRunnableConfig } from "@langchain/core/tools";
 import type { ApprovalPolicy } from "../protocol/index.js";
 import { closingOutcomes, outcomeMessage } from "./outcome-message.js";
-import { innerConfig, runInner, untilAborted } from "./run-tool-call.js";
+import { callOwnCode, innerConfig, runInner, untilAborted } from "./run-tool-call.js";
 import type { ToolOutcome } from "./tool-outcome.js";
 import { toolContext } from "./tool-context.js";
 import { toolGateOf } from "./tool-gate.js";
@@ -85,9 +85,8 @@ export class TollgateTool extends StructuredTool {
     const call = { id: id ?? "", name: this.name, args: args as Record<string, unknown> };
     if (this.kind !== "irreversible") {
       // Errors propagate: the caller (ToolNode, the kit, a node) reports them as it always does.
-      const own = (this.inner as unknown as { _call?: (a: unknown, r: unknown, c: ToolRunnableConfig) => Promise<unknown> })._call;
       // The tool's own code, inside this run: one traced run a call, under the tool's name.
-      return typeof own === "function" ? own.call(this.inner, args, run, innerConfig(config, call, signal)) : this.inner.invoke(args, innerConfig(config, call, signal));
+      return callOwnCode(this.inner, args, run, innerConfig(config, call, signal));
     }
     // Bound to the arguments as the model sent them (and the person saw them), not as parsed.
     const raw = (config.toolCall?.args as Record<string, unknown> | undefined) ?? call.args;

@@ -19,7 +19,7 @@ import { type FakeOpenAI, startFakeOpenAI } from "../helpers/fake-openai.js";
 import { REPO_ROOT } from "../helpers/server-process.js";
 
 const exec = promisify(execFile);
-const EXAMPLE = "examples/payout-desk";
+const EXAMPLE = "payout-desk";
 const READY = /^tollgate listening on (http:\/\/\S+)\s*$/m;
 /** Pack, install and build take a while on a busy machine; nothing here is timed. */
 const SETUP_TIMEOUT_MS = 240_000;
@@ -133,6 +133,43 @@ async function stopProc(p: Proc, signal: NodeJS.Signals = "SIGTERM") {
   return result;
 }
 
+/** Copies an example project into the work dir and installs the packed tarball into it, as a team would. */
+async function installExample(example: string, dir: string): Promise<void> {
+  fs.cpSync(path.join(REPO_ROOT, "examples", example), dir, { recursive: true, filter: (src) => !src.split(path.sep).includes("node_modules") });
+  await exec("npm", ["install", tarball, "--no-audit", "--no-fund", "--prefer-offline"], {
+    cwd: dir,
+    // better-sqlite3 takes a local prebuild (see beforeAll) instead of compiling for minutes.
+    env: npmEnv({ npm_config_better_sqlite3_local_prebuilds: path.join(work, "prebuilds") }),
+    maxBuffer: 16 << 20,
+  });
+}
+
+/**
+ * What tsc says of `files` in `dir`, checked as a demanding project checks them: strict, JS
+ * included, and the installed declarations too (no skipLibCheck). Empty when they check.
+ */
+async function typeCheck(dir: string, files: string[]): Promise<string> {
+  fs.writeFileSync(
+    path.join(dir, "tsconfig.check.json"),
+    JSON.stringify({
+      compilerOptions: {
+        module: "NodeNext", moduleResolution: "NodeNext", target: "ES2022", strict: true, noEmit: true,
+        allowJs: true, checkJs: true, skipLibCheck: false, types: ["node"],
+      },
+      files,
+    }),
+  );
+  const tsc = path.join(REPO_ROOT, "node_modules/typescript/bin/tsc");
+  const run = await exec(process.execPath, [tsc, "-p", "tsconfig.check.json"], { cwd: dir }).catch((e: { stdout: string }) => e);
+  return run.stdout;
+}
+
+/** `npm test` in `dir`, as the team runs it (node's own test runner): everything it printed. */
+async function npmTest(dir: string): Promise<string> {
+  const run = await exec("npm", ["test"], { cwd: dir, env: npmEnv(), maxBuffer: 16 << 20 }).catch((e: { stdout: string; stderr: string }) => e);
+  return `${run.stdout}\n${run.stderr}`;
+}
+
 let work: string;
 let tarball: string;
 let tarFiles: string[];
@@ -170,12 +207,7 @@ beforeAll(async () => {
   await exec("tar", ["-czf", path.join(prebuilds, prebuild), "-C", sqliteDir, "build/Release/better_sqlite3.node"]);
 
   app = path.join(work, "app");
-  fs.cpSync(path.join(REPO_ROOT, EXAMPLE), app, { recursive: true, filter: (src) => !src.split(path.sep).includes("node_modules") });
-  await exec("npm", ["install", tarball, "--no-audit", "--no-fund", "--prefer-offline"], {
-    cwd: app,
-    env: npmEnv({ npm_config_better_sqlite3_local_prebuilds: prebuilds }),
-    maxBuffer: 16 << 20,
-  });
+  await installExample(EXAMPLE, app);
 }, SETUP_TIMEOUT_MS);
 
 afterAll(() => {
@@ -239,19 +271,7 @@ describe("the npm package", () => {
         "",
       ].join("\n"),
     );
-    fs.writeFileSync(
-      path.join(app, "tsconfig.check.json"),
-      JSON.stringify({
-        compilerOptions: {
-          module: "NodeNext", moduleResolution: "NodeNext", target: "ES2022", strict: true, noEmit: true,
-          allowJs: true, checkJs: true, skipLibCheck: false, types: ["node"],
-        },
-        files: ["entries.ts", "server.js", "tools.js"],
-      }),
-    );
-    const tsc = path.join(REPO_ROOT, "node_modules/typescript/bin/tsc");
-    const run = await exec(process.execPath, [tsc, "-p", "tsconfig.check.json"], { cwd: app }).catch((e: { stdout: string }) => e);
-    expect(run.stdout).toBe("");
+    expect(await typeCheck(app, ["entries.ts", "server.js", "tools.js"])).toBe("");
   }, 60_000);
 
   it("the example serves its own tools and model: a payout waits for a second person, then runs once", async () => {
@@ -328,22 +348,9 @@ describe("the npm package", () => {
     const names = tarFiles.map((f) => f.replace(/^package\//, ""));
     expect(names).toEqual(expect.arrayContaining(["dist/src/testing/index.js", "dist/src/testing/index.d.ts"]));
     // Checked against the installed declarations first, as a team's editor would check it.
-    fs.writeFileSync(
-      path.join(app, "tsconfig.test-check.json"),
-      JSON.stringify({
-        compilerOptions: {
-          module: "NodeNext", moduleResolution: "NodeNext", target: "ES2022", strict: true, noEmit: true,
-          allowJs: true, checkJs: true, skipLibCheck: false, types: ["node"],
-        },
-        files: ["test/payout.test.js"],
-      }),
-    );
-    const tsc = path.join(REPO_ROOT, "node_modules/typescript/bin/tsc");
-    const check = await exec(process.execPath, [tsc, "-p", "tsconfig.test-check.json"], { cwd: app }).catch((e: { stdout: string }) => e);
-    expect(check.stdout).toBe("");
+    expect(await typeCheck(app, ["test/payout.test.js"])).toBe("");
     // Then `npm test`, as the team runs it: node's own test runner, nothing but the example's dependencies.
-    const run = await exec("npm", ["test"], { cwd: app, env: npmEnv(), maxBuffer: 16 << 20 }).catch((e: { stdout: string; stderr: string }) => e);
-    const output = `${run.stdout}\n${run.stderr}`;
+    const output = await npmTest(app);
     expect(output, output).toMatch(/\bpass 1\b/);
     expect(output, output).toMatch(/\bfail 0\b/);
   }, 90_000);
@@ -357,27 +364,9 @@ describe("the npm package", () => {
 
   it.each(GRAPH_EXAMPLES)("the $example example ($what) serves its own graph from the installed package, type-checked, and its test passes", async ({ example, files }) => {
     const dir = path.join(work, example);
-    fs.cpSync(path.join(REPO_ROOT, "examples", example), dir, { recursive: true, filter: (src) => !src.split(path.sep).includes("node_modules") });
-    await exec("npm", ["install", tarball, "--no-audit", "--no-fund", "--prefer-offline"], {
-      cwd: dir,
-      env: npmEnv({ npm_config_better_sqlite3_local_prebuilds: path.join(work, "prebuilds") }),
-      maxBuffer: 16 << 20,
-    });
-    fs.writeFileSync(
-      path.join(dir, "tsconfig.check.json"),
-      JSON.stringify({
-        compilerOptions: {
-          module: "NodeNext", moduleResolution: "NodeNext", target: "ES2022", strict: true, noEmit: true,
-          allowJs: true, checkJs: true, skipLibCheck: false, types: ["node"],
-        },
-        files,
-      }),
-    );
-    const tsc = path.join(REPO_ROOT, "node_modules/typescript/bin/tsc");
-    const check = await exec(process.execPath, [tsc, "-p", "tsconfig.check.json"], { cwd: dir }).catch((e: { stdout: string }) => e);
-    expect(check.stdout).toBe("");
-    const run = await exec("npm", ["test"], { cwd: dir, env: npmEnv(), maxBuffer: 16 << 20 }).catch((e: { stdout: string; stderr: string }) => e);
-    const output = `${run.stdout}\n${run.stderr}`;
+    await installExample(example, dir);
+    expect(await typeCheck(dir, files)).toBe("");
+    const output = await npmTest(dir);
     expect(output, output).toMatch(/\bpass 1\b/);
     expect(output, output).toMatch(/\bfail 0\b/);
   }, 240_000);
