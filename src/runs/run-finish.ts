@@ -180,12 +180,12 @@ async function commitEnd(
 ): Promise<void> {
   // The run stays registered until its end is committed: a cancel arriving meanwhile waits for
   // it, then closes the interrupt it may have opened.
-  await run.log.end(terminal, (e) =>
+  await run.log.end(terminal, (events) =>
     ctx.store.transaction(async (tx) => {
       // Not held any more: another replica took the thread over (this one was cut off from the
       // database past its lease) and has ended the run; nothing here may be written.
       if (!(await writeState(tx))) throw new ThreadLost(`run ${run.runId} no longer holds thread ${run.threadId}`);
-      await tx.runs.append(run.runId, [e]);
+      await tx.runs.append(run.runId, events);
       await tx.runs.end(run.runId, outcome);
       await tx.runs.prune(run.threadId, ctx.settings.eventRetentionRuns);
     }),

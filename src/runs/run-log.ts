@@ -92,19 +92,21 @@ export class RunLog {
   }
 
   /**
-   * Ends the log with its terminal event. What is queued is written first; then `commit` writes
-   * the event together with the state change that ends the run, in one transaction, so a crash
-   * can never leave one without the other. Listeners see the event only once it is committed;
+   * Ends the log with its terminal event: `commit` writes the run's queued events and the terminal
+   * one together with the state change that ends the run, in one transaction, so a crash can never
+   * leave one without the other. Listeners see the event only once it is committed;
    * if the database refuses, this throws and nothing is published.
    */
-  async end(body: EventBody, commit: (e: LoggedEvent) => Promise<void>): Promise<void> {
+  async end(body: EventBody, commit: (events: LoggedEvent[]) => Promise<void>): Promise<void> {
     if (!this.ending) this.flushTokens();
     const e = this.build(body);
     this.ending = true;
+    let queued: LoggedEvent[] = [];
     try {
-      await this.persister.flushOrThrow();
-      await commit(e);
+      queued = await this.persister.take(this.runId);
+      await commit([...queued, e]);
     } catch (err) {
+      this.persister.giveBack(this.runId, queued);
       this.ending = false;
       throw err;
     }

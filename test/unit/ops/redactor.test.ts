@@ -88,7 +88,7 @@ describe("RunLog redacts at its one exit", () => {
     const half = Math.floor(KEY.length / 2);
     for (const text of ["Your key: ", KEY.slice(0, half), `${KEY.slice(half)}. Then a task`]) log.append({ type: "token", text });
     log.append({ type: "tool_call", call_id: "c1", name: "lookup_order", args: { order_id: "A-1001" }, needs_approval: false });
-    await log.end({ type: "done", outcome: "completed", message: "ok" }, (e) => store!.runs.append("r2", [e]));
+    await log.end({ type: "done", outcome: "completed", message: "ok" }, (events) => store!.runs.append("r2", events));
     const events = (await store.runs.read("r2", -1)).map((e) => ({ type: e.type, ...JSON.parse(e.data) }));
     const texts = events.filter((e) => e.type === "token").map((e) => e.text);
     expect(texts.join("")).toBe("Your key: ***. Then a task");
@@ -104,7 +104,7 @@ describe("RunLog redacts at its one exit", () => {
     log.append({ type: "tool_call", call_id: "c1", name: "lookup_order", args: { order_id: "A-1001" }, needs_approval: false });
     log.append({ type: "tool_result", call_id: "c1", name: "lookup_order", status: "ok", output: JSON.stringify({ customer_email: EMAIL }) });
     log.append({ type: "tool_call", call_id: "c2", name: "send_email", args: emailArgs, needs_approval: true });
-    await log.end({ type: "error", code: "model_error", message: `bad key ${KEY}` }, (e) => store!.runs.append("r1", [e]));
+    await log.end({ type: "error", code: "model_error", message: `bad key ${KEY}` }, (events) => store!.runs.append("r1", events));
 
     const published: string[] = [];
     for await (const batch of log.follow(-1)) published.push(...batch.map((e) => e.data));
