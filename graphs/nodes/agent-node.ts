@@ -11,7 +11,7 @@ import { freshCallId, repairWithLedger, replaceHistory, VALID_TOOL_NAME } from "
 import type { AgentStateType, AgentUpdate } from "../state.js";
 import { ChunkAccumulator } from "./chunk-accumulator.js";
 import { type ModelTimeouts, ModelDeadline } from "./model-deadline.js";
-import { turnOverBudget } from "./turn-budget.js";
+import { StreamTurns } from "./turn-budget.js";
 
 /**
  * Calls the model once, writing its text to the stream writer as it arrives (the lean path: no
@@ -41,6 +41,7 @@ export function createAgentNode(opts: {
     let full: AIMessageChunk | undefined;
     const write = config.writer;
     const deadline = new ModelDeadline(timeouts);
+    const turns = new StreamTurns();
     // Either a cancel or the deadline aborts the request, and with it the socket.
     const signal = config.signal ? AbortSignal.any([config.signal, deadline.signal]) : deadline.signal;
     try {
@@ -49,7 +50,7 @@ export function createAgentNode(opts: {
         deadline.observe(chunk);
         const text = acc.add(chunk);
         if (text) write?.({ token: text } satisfies TokenChunk);
-        const pause = turnOverBudget(); // a burst from the model must not hold everyone else up
+        const pause = turns.next(); // a burst from the model must not hold everyone else up
         if (pause) await pause;
       }
       full = acc.result();

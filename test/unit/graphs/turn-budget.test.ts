@@ -6,7 +6,7 @@ import { MemoryLedger } from "../../../src/ledger/index.js";
 import { createAgentNode } from "../../../graphs/nodes/agent-node.js";
 import type { TokenChunk } from "../../../src/graph/index.js";
 import { DEFAULT_MODEL_TIMEOUTS } from "../../../graphs/nodes/model-deadline.js";
-import { turnOverBudget } from "../../../graphs/nodes/turn-budget.js";
+import { StreamTurns, TOKENS_PER_TURN, turnOverBudget } from "../../../graphs/nodes/turn-budget.js";
 import { ToolRegistry } from "../../../src/tools/index.js";
 
 /** Busy for `ms` of wall time without giving the loop back: the cost of relaying one chunk, exaggerated. */
@@ -71,5 +71,22 @@ describe("a burst of tokens does not hold the event loop", () => {
     expect(String((update.messages as BaseMessage[]).at(-1)?.content)).toBe("x".repeat(100));
     expect(tokensWhenTimerRan).toBeGreaterThan(0);
     expect(tokensWhenTimerRan).toBeLessThan(100);
+  });
+
+  it("over budget, each stream still relays a few tokens of the turn before it pauses, so its writes stay batched", async () => {
+    const hot = new StreamTurns();
+    const cold = new StreamTurns();
+    expect(hot.next()).toBeUndefined(); // the turn's first token
+    spin(5); // the turn is over budget from here on
+    let calls = 1;
+    let pause: Promise<void> | undefined;
+    while (!pause) {
+      calls++;
+      pause = hot.next();
+    }
+    expect(calls).toBe(TOKENS_PER_TURN);
+    expect(cold.next()).toBeUndefined(); // another stream's first token of this turn still goes
+    await pause;
+    expect(hot.next()).toBeUndefined(); // the next turn: a new share
   });
 });
