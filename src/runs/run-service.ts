@@ -238,13 +238,10 @@ export class RunService {
   }
 
   /** Event batches of a run after `afterSeq`: live ones as they come, or the stored log of a finished run. */
-  async *events(runId: string, afterSeq: number, signal?: AbortSignal): AsyncGenerator<LoggedEvent[]> {
+  events(runId: string, afterSeq: number, signal?: AbortSignal): AsyncGenerator<LoggedEvent[]> {
+    // The follower itself, not a generator around it: a wrapper's `yield*` costs promises per batch.
     const live = this.ctx.live.get(runId);
-    if (live) {
-      yield* live.follow(afterSeq, signal);
-      return;
-    }
-    yield* followStoredRun(this.ctx.store, runId, afterSeq, signal);
+    return live ? live.follow(afterSeq, signal) : followStoredRun(this.ctx.store, runId, afterSeq, signal);
   }
 
   /** Whether a stream after `afterSeq` has anything to send: false once the terminal event is behind it. */
