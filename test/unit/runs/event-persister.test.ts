@@ -2,7 +2,9 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { PASS_TOKENS } from "../../../src/ops/index.js";
 import { EventPersister } from "../../../src/runs/event-persister.js";
+import { RunLog } from "../../../src/runs/run-log.js";
 import type { LoggedEvent, RunStore } from "../../../src/store/index.js";
 import { openSqliteStore, type SqliteStore } from "../../../src/store/sqlite/index.js";
 
@@ -96,5 +98,17 @@ describe("EventPersister", () => {
     persister.giveBack("r", taken);
     expect(await persister.flush()).toBe(true);
     expect(seqs(await store.runs.read("r", -1))).toEqual([0, 1, 2]);
+  });
+
+  it("a run whose end the database refused keeps its queued tokens for the next write", async () => {
+    store = await openSqliteStore(fs.mkdtempSync(path.join(os.tmpdir(), "tollgate-persister-")));
+    const persister = new EventPersister(store.runs, () => undefined);
+    const log = new RunLog("r", persister, { event: (body) => body, tokenFilter: () => PASS_TOKENS });
+    log.append({ type: "token", text: "Hello" });
+    log.append({ type: "token", text: " there" });
+    const refused = log.end({ type: "done", outcome: "completed", message: "Hello there" }, () => Promise.reject(new Error("database or disk is full")));
+    await expect(refused).rejects.toThrow("disk is full");
+    expect(await persister.flush()).toBe(true);
+    expect((await store.runs.read("r", -1)).map((e) => JSON.parse(e.data).text)).toEqual(["Hello", " there"]);
   });
 });
