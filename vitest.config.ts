@@ -28,6 +28,7 @@ const ON_POSTGRES = [
   "graph-smoke",
   "hostile-edge",
   "identity",
+  "langgraph-sdk",
   "logs",
   "metrics",
   "model-faults",

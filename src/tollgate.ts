@@ -11,9 +11,13 @@ import { Access, createAuthenticator } from "./auth/index.js";
 import { discoverTools, GraphCatalog, loadGraphsFile, resolveGraphs, servedGraph, type ServedGraph } from "./graph/index.js";
 import { createRunContext, ExpiryCloser, LeaseKeeper, RunAdmission, RunService, ThreadService } from "./runs/index.js";
 import { createApp } from "./server/index.js";
+import { langGraphApi, langGraphMeta } from "./langgraph-api/index.js";
 import { type AnyStore, openStore, storeLocation, type StoreLocation } from "./store/index.js";
 import { createDemoToolsOn, type DemoTables, setupDemoTables, sqliteDemoTables, ToolRegistry, type TollgateTool, type ToolMeta } from "./tools/index.js";
 import { createTestToolsOn } from "./tools/testing/test-tools.js";
+
+/** What `/langgraph/info` reports as the server's version. */
+const TOLLGATE_VERSION = "0.1.0";
 
 export interface TollgateOptions {
   config: Config;
@@ -166,18 +170,19 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
       })
     : undefined;
   webhooks?.start();
-  const app = createApp({
+  const appDeps = {
     runs,
     threads: new ThreadService(ctx),
     auth,
     access,
     edge: { allowedHosts: limits.allowedHosts, corsOrigins: limits.corsOrigins },
-    scrub: (text) => scrubber.scrub(text),
+    scrub: (text: string) => scrubber.scrub(text),
     log,
     metrics,
     heartbeatMs: config.heartbeatMs,
     databaseReadable: () => store.readable(),
-  });
+  };
+  const app = createApp({ ...appDeps, langgraph: { meta: langGraphMeta(TOLLGATE_VERSION), api: langGraphApi(appDeps) } });
   return {
     app,
     store,

@@ -12,6 +12,8 @@ export const ERROR_STATUS = {
   forbidden: 403,
   /** A cross-site request from an origin that is neither this server's nor in `CORS_ORIGINS`. */
   forbidden_origin: 403,
+  /** LangGraph's API: state is written only by the graph (`POST …/state`). */
+  state_locked: 403,
   thread_not_found: 404,
   not_found: 404,
   thread_exists: 409,
@@ -25,6 +27,8 @@ export const ERROR_STATUS = {
   /** A POST body that is not `application/json`. */
   unsupported_media_type: 415,
   unknown_call: 422,
+  /** LangGraph's API: a feature this server does not offer (queued runs, runs from an old checkpoint, deleting threads). */
+  unsupported: 422,
   /** Too many runs and resumes from one principal (`RATE_LIMIT_RUNS_PER_MINUTE`); see `Retry-After`. */
   rate_limited: 429,
   model_error: 502,

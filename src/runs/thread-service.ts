@@ -9,12 +9,17 @@ import {
   type ThreadList,
   type ThreadView,
 } from "../protocol/index.js";
-import type { ThreadRow } from "../store/index.js";
+import type { RunRow, ThreadRow } from "../store/index.js";
+import type { GraphCatalog } from "../graph/index.js";
 import { auditEntry } from "./audit-entry.js";
 import { interruptPayload } from "./interrupt-payload.js";
 import type { RunContext } from "./run-context.js";
 import { seeThread } from "./thread-access.js";
-import { readThreadView } from "./thread-view.js";
+import { readThreadSnapshot, readThreadView, type ThreadSnapshot } from "./thread-view.js";
+
+/** How many threads a search reads at most, and per page. */
+const SEARCH_SCAN = 10_000;
+const SEARCH_PAGE = 200;
 
 /** `POST /threads`. */
 export interface NewThread {
@@ -61,6 +66,36 @@ export class ThreadService {
     return readThreadView(this.ctx, threadId);
   }
 
+  /** The thread as LangGraph's API shows it: row, messages with their ids, open interrupt; masked. */
+  async snapshot(p: Principal, threadId: string): Promise<ThreadSnapshot> {
+    await seeThread(this.ctx, p, threadId);
+    return readThreadSnapshot(this.ctx, threadId);
+  }
+
+  /** One run of a thread `p` may see; a run of another thread is `not_found`. */
+  async run(p: Principal, threadId: string, runId: string): Promise<RunRow> {
+    await seeThread(this.ctx, p, threadId);
+    const run = await this.ctx.store.runs.get(runId);
+    if (!run || run.thread_id !== threadId) throw new AppError("not_found", `No run ${runId.slice(0, 64)} on this thread`);
+    return run;
+  }
+
+  /** The runs of a thread `p` may see, newest first. */
+  async runs(p: Principal, threadId: string, limit: number, offset: number): Promise<RunRow[]> {
+    await seeThread(this.ctx, p, threadId);
+    return this.ctx.store.runs.listForThread(threadId, limit, offset);
+  }
+
+  /** The thread's record, if `p` may see it. */
+  async row(p: Principal, threadId: string): Promise<ThreadRow> {
+    return seeThread(this.ctx, p, threadId);
+  }
+
+  /** The graphs served, as objects (LangGraph's API draws them and names their assistants). */
+  catalog(): GraphCatalog {
+    return this.ctx.graphs;
+  }
+
   /** The thread's latest run, for `GET …/stream`; null before its first. */
   async latestRun(p: Principal, threadId: string): Promise<string | null> {
     return (await seeThread(this.ctx, p, threadId)).latest_run_id;
@@ -79,6 +114,26 @@ export class ThreadService {
       items: page.map((t) => ({ ...summary(t), title: t.title === null ? null : scrubber.scrub(t.title) })),
       next_cursor: rows.length > limit && last ? encodeCursor(last) : null,
     };
+  }
+
+  /**
+   * `p`'s threads (every thread for an admin) that `match`, most recently active first, for
+   * LangGraph's thread search: its filters are on metadata and status, which no index covers, so
+   * it reads up to `SEARCH_SCAN` threads.
+   */
+  async search(p: Principal, o: { limit: number; offset: number; match: (t: ThreadRow) => boolean }): Promise<ThreadRow[]> {
+    const owner = this.ctx.access.seesAll(p) ? null : p.sub;
+    const out: ThreadRow[] = [];
+    let after: { updatedAt: number; threadId: string } | undefined;
+    for (let scanned = 0; scanned < SEARCH_SCAN && out.length < o.offset + o.limit; ) {
+      const rows = await this.ctx.store.threads.list(owner, SEARCH_PAGE, after);
+      for (const t of rows) if (o.match(t)) out.push(t);
+      scanned += rows.length;
+      const last = rows.at(-1);
+      if (rows.length < SEARCH_PAGE || !last) break;
+      after = { updatedAt: last.updated_at, threadId: last.thread_id };
+    }
+    return out.slice(o.offset, o.offset + o.limit);
   }
 
   /** `GET /threads/:id/audit`: readable by whoever may read the thread. */

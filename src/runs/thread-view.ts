@@ -1,11 +1,35 @@
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { holdsInput, inputMessage, outcomeOf, pausedMessages, runInputOf } from "../graph/index.js";
-import { AppError, threadNotFound, type ThreadMessage, type ThreadView } from "../protocol/index.js";
+import { AppError, type InterruptPayload, threadNotFound, type ThreadMessage, type ThreadView } from "../protocol/index.js";
+import type { ThreadRow } from "../store/index.js";
 import { interruptPayload } from "./interrupt-payload.js";
 import type { RunContext } from "./run-context.js";
 
+/** A thread as both APIs show it: its row, its messages (masked, with their ids), its open interrupt. */
+export interface ThreadSnapshot {
+  row: ThreadRow;
+  messages: Array<ThreadMessage & { id: string | undefined }>;
+  pending: InterruptPayload | null;
+  /** The checkpoint the messages come from; undefined before the thread's first. */
+  checkpoint: { id: string; parentId: string | undefined; createdAt: string | undefined } | undefined;
+}
+
 /** `GET /threads/:id`: status from the thread record, messages from the checkpoint, never from memory. */
 export async function readThreadView(ctx: RunContext, threadId: string): Promise<ThreadView> {
+  const { row: t, messages, pending } = await readThreadSnapshot(ctx, threadId);
+  return {
+    thread_id: t.thread_id,
+    graph_id: t.graph_id,
+    status: t.status,
+    last_outcome: t.last_outcome,
+    owner: t.owner,
+    messages: messages.map(({ id: _id, ...m }) => m),
+    pending,
+  };
+}
+
+/** The thread's row, checkpointed messages and open interrupt, masked and scrubbed on their way out. */
+export async function readThreadSnapshot(ctx: RunContext, threadId: string): Promise<ThreadSnapshot> {
   const t = await ctx.store.threads.get(threadId);
   if (!t) throw threadNotFound(threadId);
   const state = await ctx.graphs.forThread(t.graph_id).graph.getState({ configurable: { thread_id: threadId } }, { subgraphs: true });
@@ -15,16 +39,15 @@ export async function readThreadView(ctx: RunContext, threadId: string): Promise
   const input = t.status === "running" && t.latest_run_id ? runInputOf(await ctx.store.runs.get(t.latest_run_id)) : undefined;
   const history = input && !holdsInput(stored, input) ? [...stored, inputMessage(input)] : stored;
   // Real values in the checkpoint; masked and scrubbed on their way out.
-  const messages = history.flatMap(toWire).map((m) => ctx.redactor.message(m));
+  const messages = history.flatMap((m) => toWire(m).map((w) => ({ ...ctx.redactor.message(w), id: m.id })));
   const open = t.status === "waiting_human" && t.open_interrupt_id ? await ctx.store.interrupts.get(t.open_interrupt_id) : undefined;
+  const configurable = state.config?.configurable as { checkpoint_id?: string } | undefined;
+  const parent = state.parentConfig?.configurable as { checkpoint_id?: string } | undefined;
   return {
-    thread_id: t.thread_id,
-    graph_id: t.graph_id,
-    status: t.status,
-    last_outcome: t.last_outcome,
-    owner: t.owner,
+    row: t,
     messages,
     pending: open ? ctx.redactor.interrupt(interruptPayload(open)) : null,
+    checkpoint: configurable?.checkpoint_id ? { id: configurable.checkpoint_id, parentId: parent?.checkpoint_id, createdAt: state.createdAt } : undefined,
   };
 }
 

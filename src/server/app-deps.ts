@@ -1,3 +1,4 @@
+import type { Hono } from "hono";
 import type { Access, Authenticator } from "../auth/index.js";
 import type { Logger } from "../logger.js";
 import type { Metrics } from "../ops/index.js";
@@ -21,6 +22,8 @@ export interface AppDeps {
   databaseReadable(): Promise<boolean>;
   /** Comment frames on idle streams keep proxies from closing them (`HEARTBEAT_SECONDS`). */
   heartbeatMs: number;
+  /** LangGraph's API, mounted at `/langgraph`: `meta` (`/info`, `/ok`) before authentication, `api` after. */
+  langgraph?: { meta: Hono; api: Hono };
   /** The built web page served at `/`; default `dist/web` of this checkout. */
   webDir?: string;
 }

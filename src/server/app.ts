@@ -35,6 +35,7 @@ export function createApp(deps: AppDeps): Hono {
   // The page and the API's description need no token: the page asks for one when the API answers 401.
   app.route("/", webPageRoutes(deps.webDir));
   app.route("/", openApiRoutes());
+  if (deps.langgraph) app.route("/langgraph", deps.langgraph.meta);
   // Everything below needs a principal; with auth off, everyone is `anonymous`. Before the body
   // limit, so an unauthenticated client learns nothing from how its body is judged.
   app.use(authenticate(deps.auth));
@@ -53,6 +54,7 @@ export function createApp(deps: AppDeps): Hono {
   app.route("/", metricsRoutes(deps));
   app.route("/threads", threadsRoutes(deps));
   app.route("/threads", runsRoutes(deps));
+  if (deps.langgraph) app.route("/langgraph", deps.langgraph.api);
 
   app.notFound((c) => c.json<ErrorBody>({ error: { code: "not_found", message: "No such endpoint" } }, 404));
 

@@ -9,9 +9,20 @@ const KEY = "principal";
  */
 export function authenticate(auth: Authenticator): MiddlewareHandler {
   return async (c, next) => {
-    c.set(KEY as never, (await auth.authenticate(c.req.header("authorization"))) as never);
+    c.set(KEY as never, (await auth.authenticate(credentials(c))) as never);
     await next();
   };
+}
+
+/**
+ * The `Authorization` header; under `/langgraph`, LangGraph's SDK sends its key as `x-api-key`
+ * instead, which is looked up exactly like a bearer token (`Authorization` wins when both come).
+ */
+function credentials(c: Context): string | undefined {
+  const authorization = c.req.header("authorization");
+  if (authorization !== undefined || !c.req.path.startsWith("/langgraph/")) return authorization;
+  const key = c.req.header("x-api-key");
+  return key === undefined ? undefined : `Bearer ${key}`;
 }
 
 /** The caller, as `authenticate` found it. */

@@ -18,6 +18,12 @@ export interface SseOptions {
   onClientGone?: () => void;
   heartbeatMs: number;
   log: Logger;
+  /** How a batch becomes SSE text: tollgate's frames unless another face of the API says otherwise. */
+  encode?: (batch: LoggedEvent[]) => string | Promise<string>;
+  /** Text sent before the first batch (LangGraph's `metadata`). */
+  prelude?: () => string | Promise<string>;
+  /** Headers besides the SSE ones and `X-Run-Id`. */
+  headers?: Record<string, string>;
 }
 
 const encoder = new TextEncoder();
@@ -42,10 +48,21 @@ export function sseResponse(o: SseOptions): Response {
       heartbeat.unref();
       void (async () => {
         try {
+          if (o.prelude) {
+            const first = await o.prelude();
+            if (!stop.signal.aborted) controller.enqueue(encoder.encode(first));
+          }
           for await (const batch of o.events(stop.signal)) {
-            let text = "";
-            for (const e of batch) text += sseFrame(o.runId, e.seq, e.type, e.data);
-            controller.enqueue(encoder.encode(text));
+            let text: string;
+            if (o.encode) {
+              const out = o.encode(batch);
+              text = typeof out === "string" ? out : await out;
+              if (stop.signal.aborted) break; // the client left while the batch was being read
+            } else {
+              text = "";
+              for (const e of batch) text += sseFrame(o.runId, e.seq, e.type, e.data);
+            }
+            if (text) controller.enqueue(encoder.encode(text));
           }
         } catch (err) {
           o.log.error("event stream failed", { run_id: o.runId, err });
@@ -62,5 +79,5 @@ export function sseResponse(o: SseOptions): Response {
   // that already happened never fires its listeners, so it is acted on here.
   if (o.clientSignal.aborted) gone();
   // The run id up front lets a client recover a stream that drops before its first event.
-  return new Response(body, { status: 200, headers: { ...SSE_HEADERS, "X-Run-Id": o.runId } });
+  return new Response(body, { status: 200, headers: { ...SSE_HEADERS, "X-Run-Id": o.runId, ...o.headers } });
 }

@@ -144,6 +144,7 @@ export type RunKind = "message" | "resume";
 export interface RunRow {
   run_id: string;
   thread_id: string;
+  started_at: number;
   ended_at: number | null;
   outcome: string | null;
   /** A message run's user message (`RunInput` as JSON), kept with the claim: checkpoints come only at the run's end. */
@@ -160,6 +161,8 @@ export interface RunStore {
   /** Closes the run's row; false when it was already closed (another settled it). */
   end(runId: string, outcome: string): Promise<boolean>;
   get(runId: string): Promise<RunRow | undefined>;
+  /** The thread's runs, newest first. */
+  listForThread(threadId: string, limit: number, offset: number): Promise<RunRow[]>;
   /** One transaction for the whole batch: the log costs one commit per flush, not per token. */
   appendBatches(batches: ReadonlyMap<string, readonly LoggedEvent[]>): Promise<void>;
   append(runId: string, events: readonly LoggedEvent[]): Promise<void>;

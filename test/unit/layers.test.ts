@@ -42,6 +42,7 @@ const LAYERS: Record<string, { rank: number; side: Side }> = {
   "src/ops": { rank: 6, side: "server" }, // metrics, logs, tracing, webhook delivery: above the stores (the outbox), used by runs and the server
   "src/runs": { rank: 7, side: "server" },
   "src/server": { rank: 8, side: "server" },
+  "src/langgraph-api": { rank: 8.5, side: "server" }, // LangGraph's API at /langgraph: a second face on the server's edge, mounted by tollgate.ts
   "src/tollgate.ts": { rank: 9, side: "server" },
   "src/serve.ts": { rank: 10, side: "server" }, // a Tollgate on a socket, with signal handling
   // Entry files: nothing imports them.
@@ -58,6 +59,7 @@ const LAYERS: Record<string, { rank: number; side: Side }> = {
  */
 const NOT_DOWN_TO: { from: string; to: string; why: string }[] = [
   { from: "src/server", to: "src/store", why: "the server reaches stores only through runs" },
+  { from: "src/langgraph-api", to: "src/store", why: "LangGraph's API reaches stores only through runs" },
 ];
 const WIRE_ERRORS_FILE = "src/protocol/errors.ts";
 const NO_WIRE_ERRORS_IN = ["src/store"];

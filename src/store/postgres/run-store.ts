@@ -35,8 +35,16 @@ export class PgRunStore implements RunStore {
   }
 
   async get(runId: string): Promise<RunRow | undefined> {
-    const { rows } = await this.q.query<RunRow>("SELECT run_id, thread_id, ended_at, outcome, input FROM runs WHERE run_id = $1", [runId]);
+    const { rows } = await this.q.query<RunRow>("SELECT run_id, thread_id, started_at, ended_at, outcome, input FROM runs WHERE run_id = $1", [runId]);
     return rows[0];
+  }
+
+  async listForThread(threadId: string, limit: number, offset: number): Promise<RunRow[]> {
+    const { rows } = await this.q.query<RunRow>(
+      "SELECT run_id, thread_id, started_at, ended_at, outcome, input FROM runs WHERE thread_id = $1 ORDER BY started_at DESC, run_id LIMIT $2 OFFSET $3",
+      [threadId, limit, offset],
+    );
+    return rows;
   }
 
   async appendBatches(batches: ReadonlyMap<string, readonly LoggedEvent[]>): Promise<void> {

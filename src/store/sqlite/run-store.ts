@@ -17,7 +17,10 @@ export class SqliteRunStore implements RunStore {
     this.q = {
       start: db.prepare("INSERT INTO runs (run_id, thread_id, kind, started_at, input) VALUES (?, ?, ?, ?, ?)"),
       end: db.prepare("UPDATE runs SET ended_at = ?, outcome = ? WHERE run_id = ? AND ended_at IS NULL"),
-      get: db.prepare<[string], RunRow>("SELECT run_id, thread_id, ended_at, outcome, input FROM runs WHERE run_id = ?"),
+      get: db.prepare<[string], RunRow>("SELECT run_id, thread_id, started_at, ended_at, outcome, input FROM runs WHERE run_id = ?"),
+      listForThread: db.prepare<[string, number, number], RunRow>(
+        "SELECT run_id, thread_id, started_at, ended_at, outcome, input FROM runs WHERE thread_id = ? ORDER BY started_at DESC, run_id LIMIT ? OFFSET ?",
+      ),
       insert: db.prepare(
         // A flush retried after a failed write carries the same first events, maybe with later ones
         // merged in: the longer row wins, so nothing is written twice or lost.
@@ -59,6 +62,10 @@ export class SqliteRunStore implements RunStore {
 
   get(runId: string): Promise<RunRow | undefined> {
     return this.conn.lock.gate(() => this.q.get.get(runId));
+  }
+
+  listForThread(threadId: string, limit: number, offset: number): Promise<RunRow[]> {
+    return this.conn.lock.gate(() => this.q.listForThread.all(threadId, limit, offset));
   }
 
   async appendBatches(batches: ReadonlyMap<string, readonly LoggedEvent[]>): Promise<void> {

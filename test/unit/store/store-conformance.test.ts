@@ -531,13 +531,28 @@ describe.each([sqlite, postgres])("the $name store", (backend) => {
         const [t, r] = [id("t"), id("r")];
         await s.runs.start(r, t, "message", '{"id":"m1","content":"hello"}');
         // The user's message is kept with the run: checkpoints come only at its end.
-        expect(await s.runs.get(r)).toEqual({ run_id: r, thread_id: t, ended_at: null, outcome: null, input: '{"id":"m1","content":"hello"}' });
+        expect(await s.runs.get(r)).toEqual({ run_id: r, thread_id: t, started_at: expect.any(Number), ended_at: null, outcome: null, input: '{"id":"m1","content":"hello"}' });
         expect(await s.runs.end(r, "completed")).toBe(true);
         expect(await s.runs.end(r, "error")).toBe(false);
         const row = (await s.runs.get(r))!;
         expect(row.outcome).toBe("completed");
         expect(typeof row.ended_at).toBe("number");
         expect(await s.runs.get(id("none"))).toBeUndefined();
+      });
+
+      it("listForThread: a thread's runs newest first, paged; no other thread's", async () => {
+        let now = Date.UTC(2031, 0, 1);
+        const st = await (await backend.fresh()).open({ clock: { now: () => now } });
+        const [t, other] = [id("t"), id("t")];
+        const runs = [id("r"), id("r"), id("r")];
+        for (const r of runs) {
+          await st.runs.start(r, t, "message");
+          now += 1000;
+        }
+        await st.runs.start(id("r"), other, "message");
+        expect((await st.runs.listForThread(t, 10, 0)).map((r) => r.run_id)).toEqual([...runs].reverse());
+        expect((await st.runs.listForThread(t, 1, 1)).map((r) => r.run_id)).toEqual([runs[1]]);
+        expect(await st.runs.listForThread(id("none"), 10, 0)).toEqual([]);
       });
 
       it("listUnheld: open runs that no running thread holds", async () => {

@@ -1,0 +1,28 @@
+import { Hono } from "hono";
+import type { AppDeps } from "../server/app-deps.js";
+import { assistantsRoutes } from "./assistants-routes.js";
+import { runsRoutes } from "./runs-routes.js";
+import { threadsRoutes } from "./threads-routes.js";
+
+export { assistantIdOf } from "./assistant-id.js";
+
+/**
+ * LangGraph's API (the Agent Protocol that the SDK's `Client`, `useStream`, Agent Chat UI and
+ * Studio speak), mounted at `/langgraph`: the same runs, gate and rules as tollgate's own routes,
+ * seen through LangGraph's shapes. A second face, not a second engine.
+ */
+export function langGraphApi(deps: AppDeps): Hono {
+  const app = new Hono();
+  app.route("/assistants", assistantsRoutes(deps));
+  app.route("/threads", threadsRoutes(deps));
+  app.route("/threads", runsRoutes(deps));
+  return app;
+}
+
+/** `/info` and `/ok`: what a client checks before it has a token. */
+export function langGraphMeta(version: string): Hono {
+  const app = new Hono();
+  app.get("/info", (c) => c.json({ version, context: "js", flags: { assistants: true, crons: false, langsmith: false } }));
+  app.get("/ok", (c) => c.json({ ok: true }));
+  return app;
+}

@@ -1,0 +1,107 @@
+import { isDeepStrictEqual } from "node:util";
+import { AppError, type Answer, type Decision, type InterruptPayload } from "../protocol/index.js";
+
+/** A resume in tollgate's terms: every decision bound to a call id. */
+export interface BoundResume {
+  interruptId: string;
+  decisions: Decision[];
+  answers: Answer[];
+}
+
+const MAX_REASON = 2000;
+
+/**
+ * `command.resume` in the three forms LangGraph clients send, against the open interrupt (as
+ * shown: masked): the HITL middleware's `{decisions}` by position in `action_requests`; LangGraph's
+ * map keyed by `__interrupt__[].id`; tollgate's own `{interrupt_id, decisions, answers}`. A lone
+ * question may also be answered with its bare value, as `Command({resume: value})` does.
+ */
+export function bindResume(resume: unknown, open: InterruptPayload): BoundResume {
+  const obj = isObject(resume) ? resume : undefined;
+  if (obj && typeof obj.interrupt_id === "string") return ownForm(obj);
+  if (obj && Array.isArray(obj.decisions)) {
+    return { interruptId: open.interrupt_id, decisions: positional(obj.decisions, open), answers: [] };
+  }
+  const ids = new Set([open.interrupt_id, ...open.questions.map((q) => q.question_id)]);
+  if (obj && Object.keys(obj).length > 0 && Object.keys(obj).every((k) => ids.has(k))) {
+    const decisions: Decision[] = [];
+    const answers: Answer[] = [];
+    for (const [key, value] of Object.entries(obj)) {
+      if (key !== open.interrupt_id) answers.push({ question_id: key, value });
+      else if (isObject(value) && Array.isArray(value.decisions)) decisions.push(...positional(value.decisions, open));
+      else throw new AppError("invalid_request", "The approval interrupt is resumed with {decisions: [...]}");
+    }
+    return { interruptId: open.interrupt_id, decisions, answers };
+  }
+  if (open.calls.length === 0 && open.questions.length === 1 && resume !== undefined) {
+    return { interruptId: open.interrupt_id, decisions: [], answers: [{ question_id: open.questions[0]!.question_id, value: resume }] };
+  }
+  throw new AppError("invalid_request", "command.resume must be {decisions: [...]}, a map keyed by __interrupt__ ids, or {interrupt_id, decisions}");
+}
+
+/** tollgate's own resume body, inside `command.resume`. */
+function ownForm(obj: Record<string, unknown>): BoundResume {
+  const decisions = obj.decisions ?? [];
+  const answers = obj.answers ?? [];
+  if (!Array.isArray(decisions) || !Array.isArray(answers)) throw new AppError("invalid_request", "decisions and answers must be arrays");
+  return {
+    interruptId: obj.interrupt_id as string,
+    decisions: decisions.map((d: unknown) => {
+      if (!isObject(d) || typeof d.call_id !== "string" || typeof d.approved !== "boolean") {
+        throw new AppError("invalid_request", "Each decision needs call_id (string) and approved (boolean)");
+      }
+      return {
+        call_id: d.call_id,
+        approved: d.approved,
+        ...(typeof d.reason === "string" ? { reason: clip(d.reason) } : {}),
+        ...(isObject(d.edited_args) ? { edited_args: d.edited_args } : {}),
+      };
+    }),
+    answers: answers.map((a: unknown) => {
+      if (!isObject(a) || typeof a.question_id !== "string") throw new AppError("invalid_request", "Each answer needs question_id");
+      return { question_id: a.question_id, value: a.value };
+    }),
+  };
+}
+
+/**
+ * The middleware's decisions, one per action request in order, each bound to the call it stands
+ * for. Fewer than the calls: the calls left out get no decision (tollgate rejects them); more → 400.
+ * An edit sends whole arguments as it was shown them, masked fields included: only the keys whose
+ * value differs from what was shown become `edited_args`, so a masked field stays as it was.
+ */
+function positional(list: unknown[], open: InterruptPayload): Decision[] {
+  if (list.length > open.calls.length) {
+    throw new AppError("invalid_request", `${list.length} decisions for ${open.calls.length} action requests`);
+  }
+  return list.map((raw, i) => {
+    const call = open.calls[i]!;
+    if (!isObject(raw)) throw new AppError("invalid_request", `Decision ${i} is not an object`);
+    switch (raw.type) {
+      case "approve":
+        return { call_id: call.call_id, approved: true };
+      case "reject":
+        return { call_id: call.call_id, approved: false, ...(typeof raw.message === "string" && raw.message ? { reason: clip(raw.message) } : {}) };
+      case "edit": {
+        const action = raw.edited_action ?? raw.editedAction;
+        if (!isObject(action) || !isObject(action.args)) throw new AppError("invalid_request", `Decision ${i}: edit needs edited_action {name, args}`);
+        if (action.name !== undefined && action.name !== call.name) {
+          throw new AppError("invalid_request", `Decision ${i}: an edit cannot change the tool (${call.name})`);
+        }
+        const changed = Object.fromEntries(Object.entries(action.args).filter(([k, v]) => !isDeepStrictEqual(v, call.args[k])));
+        return { call_id: call.call_id, approved: true, ...(Object.keys(changed).length ? { edited_args: changed } : {}) };
+      }
+      default:
+        throw new AppError("invalid_request", `Decision ${i}: type must be approve, edit or reject`);
+    }
+  });
+}
+
+function clip(s: string): string {
+  if (s.length > MAX_REASON) throw new AppError("invalid_request", `A reason is limited to ${MAX_REASON} characters`);
+  return s;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
+}

@@ -1,0 +1,156 @@
+import { type Context, Hono } from "hono";
+import type { Principal } from "../auth/index.js";
+import { AppError, formatIssues } from "../protocol/index.js";
+import type { ActiveRun } from "../runs/index.js";
+import type { AppDeps } from "../server/app-deps.js";
+import { parseBody } from "../server/parse-body.js";
+import { principalOf } from "../server/principal-context.js";
+import { resumeBody } from "../server/schemas.js";
+import { threadParam } from "../server/thread-param.js";
+import { graphOfAssistant } from "./assistant-id.js";
+import { runObject } from "./resources.js";
+import { bindResume } from "./resume-command.js";
+import { readRunAsk, type RunCreate, runCreateBody, streamModes } from "./run-request.js";
+import { finalResult, runStream } from "./run-stream.js";
+import { parsePosition } from "./stream-frames.js";
+
+/** Runs under `/langgraph/threads/{id}/runs`: start (streamed, in the background, or waited on), read, rejoin, cancel. */
+export function runsRoutes(deps: AppDeps): Hono {
+  const app = new Hono();
+  const { heartbeatMs, log } = deps;
+
+  /** Starts what the body asks for through the same run service as tollgate's own routes. */
+  async function start(c: Context, body: RunCreate, onDisconnect: "cancel" | "continue"): Promise<{ run: ActiveRun; p: Principal; threadId: string }> {
+    const p = principalOf(c);
+    const threadId = threadParam(c);
+    const ask = readRunAsk(body);
+    const graph = graphOfAssistant(deps.threads.catalog(), body.assistant_id);
+    if (ask.kind === "message") {
+      const run = await deps.runs.startMessage(p, { threadId, message: ask.message, onDisconnect, graphId: graph.id });
+      return { run, p, threadId };
+    }
+    const snapshot = await deps.threads.snapshot(p, threadId);
+    if (snapshot.row.graph_id !== graph.id) {
+      throw new AppError("graph_mismatch", `This thread runs graph '${snapshot.row.graph_id}'; a thread keeps its graph for life`);
+    }
+    if (!snapshot.pending) {
+      // Closed by its deadline: the same answer a late `POST …/resume` gets.
+      if (snapshot.row.status === "idle" && snapshot.row.last_outcome === "expired") throw new AppError("approval_expired", "The approval window has closed");
+      throw new AppError("not_waiting", "The thread has no open interrupt to resume");
+    }
+    const bound = bindResume(ask.resume, snapshot.pending);
+    // The same edge rules as `POST /threads/{id}/resume`: one decision per call, reasons' length, argument names.
+    const checked = resumeBody.safeParse({ interrupt_id: bound.interruptId, decisions: bound.decisions, answers: bound.answers });
+    if (!checked.success) throw new AppError("invalid_request", formatIssues(checked.error.issues, { max: 3, clip: 64 }));
+    const run = await deps.runs.startResume(p, {
+      threadId,
+      interruptId: checked.data.interrupt_id,
+      decisions: checked.data.decisions,
+      answers: checked.data.answers ?? [],
+      onDisconnect,
+    });
+    return { run, p, threadId };
+  }
+
+  app.post("/:thread_id/runs/stream", async (c) => {
+    const body = await parseBody(c, runCreateBody);
+    const onDisconnect = body.on_disconnect ?? "continue";
+    const { run, p, threadId } = await start(c, body, onDisconnect);
+    return runStream({
+      runs: deps.runs,
+      threads: deps.threads,
+      principal: p,
+      threadId,
+      runId: run.runId,
+      graphId: run.graph.id,
+      modes: streamModes(body),
+      clientSignal: c.req.raw.signal,
+      onClientGone: () => deps.runs.clientGone(run),
+      heartbeatMs,
+      log,
+    });
+  });
+
+  app.post("/:thread_id/runs", async (c) => {
+    const body = await parseBody(c, runCreateBody);
+    const { run, p, threadId } = await start(c, body, "continue");
+    const row = await deps.threads.run(p, threadId, run.runId);
+    c.header("Content-Location", `/threads/${threadId}/runs/${run.runId}`);
+    return c.json({ ...runObject(row, await deps.threads.row(p, threadId)), status: "pending" });
+  });
+
+  app.post("/:thread_id/runs/wait", async (c) => {
+    const body = await parseBody(c, runCreateBody);
+    const { run, p, threadId } = await start(c, body, "continue");
+    c.header("Content-Location", `/threads/${threadId}/runs/${run.runId}`);
+    return c.json(await finalResult({ runs: deps.runs, threads: deps.threads, principal: p, threadId, runId: run.runId, signal: c.req.raw.signal }));
+  });
+
+  app.get("/:thread_id/runs", async (c) => {
+    const p = principalOf(c);
+    const threadId = threadParam(c);
+    const limit = boundedInt(c.req.query("limit"), 10, 1, 1000);
+    const offset = boundedInt(c.req.query("offset"), 0, 0, 100_000);
+    const thread = await deps.threads.row(p, threadId);
+    return c.json((await deps.threads.runs(p, threadId, limit, offset)).map((r) => runObject(r, thread)));
+  });
+
+  app.get("/:thread_id/runs/:run_id", async (c) => {
+    const p = principalOf(c);
+    const threadId = threadParam(c);
+    const row = await deps.threads.run(p, threadId, c.req.param("run_id"));
+    return c.json(runObject(row, await deps.threads.row(p, threadId)));
+  });
+
+  app.get("/:thread_id/runs/:run_id/join", async (c) => {
+    const p = principalOf(c);
+    const threadId = threadParam(c);
+    const row = await deps.threads.run(p, threadId, c.req.param("run_id"));
+    return c.json(await finalResult({ runs: deps.runs, threads: deps.threads, principal: p, threadId, runId: row.run_id, signal: c.req.raw.signal }));
+  });
+
+  app.get("/:thread_id/runs/:run_id/stream", async (c) => {
+    const p = principalOf(c);
+    const threadId = threadParam(c);
+    const row = await deps.threads.run(p, threadId, c.req.param("run_id"));
+    const thread = await deps.threads.row(p, threadId);
+    const modes = c.req.queries("stream_mode");
+    return runStream({
+      runs: deps.runs,
+      threads: deps.threads,
+      principal: p,
+      threadId,
+      runId: row.run_id,
+      graphId: thread.graph_id,
+      modes: streamModes(runCreateBody.parse({ assistant_id: thread.graph_id, stream_mode: modes?.length ? modes : ["values", "messages-tuple", "updates"] })),
+      after: parsePosition(c.req.header("last-event-id")),
+      clientSignal: c.req.raw.signal,
+      heartbeatMs,
+      log,
+    });
+  });
+
+  app.post("/:thread_id/runs/:run_id/cancel", async (c) => {
+    const p = principalOf(c);
+    const threadId = threadParam(c);
+    const row = await deps.threads.run(p, threadId, c.req.param("run_id"));
+    const thread = await deps.threads.row(p, threadId);
+    // Only the run in flight is stopped; a run that has ended stays as it ended.
+    if (row.ended_at === null && thread.latest_run_id === row.run_id) await deps.runs.cancel(p, threadId, "api");
+    const wait = ["1", "true"].includes(c.req.query("wait") ?? "");
+    if (!wait) return c.body(null, 202);
+    for await (const _ of deps.runs.events(row.run_id, -1, c.req.raw.signal)) {
+      // drains the log to its terminal event: the run has ended when this loop does
+    }
+    return c.body(null, 204);
+  });
+
+  return app;
+}
+
+function boundedInt(raw: string | undefined, def: number, min: number, max: number): number {
+  if (raw === undefined) return def;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) throw new AppError("invalid_request", `limit and offset must be integers from ${min} to ${max}`);
+  return n;
+}

@@ -1,0 +1,103 @@
+import { isDeepStrictEqual } from "node:util";
+import { type Context, Hono } from "hono";
+import { z } from "zod";
+import { AppError } from "../protocol/index.js";
+import type { AppDeps } from "../server/app-deps.js";
+import { parseBody } from "../server/parse-body.js";
+import { principalOf } from "../server/principal-context.js";
+import { threadParam } from "../server/thread-param.js";
+import { THREAD_ID } from "../server/schemas.js";
+import { graphOfAssistant } from "./assistant-id.js";
+import { threadMetadata, threadObject, threadState, threadStatus } from "./resources.js";
+
+const createBody = z
+  .object({
+    thread_id: z.string().regex(THREAD_ID, "thread_id must match [A-Za-z0-9_-]{1,128}").optional(),
+    metadata: z.record(z.string(), z.unknown()).optional(),
+    if_exists: z.enum(["raise", "do_nothing"]).optional(),
+    graph_id: z.string().optional(),
+  })
+  .passthrough();
+
+const searchBody = z
+  .object({
+    metadata: z.record(z.string(), z.unknown()).optional(),
+    status: z.enum(["idle", "busy", "interrupted", "error"]).optional(),
+    ids: z.array(z.string()).max(1000).optional(),
+    limit: z.number().int().min(1).max(1000).default(10),
+    offset: z.number().int().min(0).max(10_000).default(0),
+  })
+  .passthrough();
+
+const historyBody = z.object({ limit: z.number().int().min(1).max(1000).default(10) }).passthrough();
+
+/** Threads under `/langgraph/threads`: create, search, read, state, history. State writes are refused. */
+export function threadsRoutes(deps: AppDeps): Hono {
+  const app = new Hono();
+
+  app.post("/", async (c) => {
+    const p = principalOf(c);
+    const body = await parseBody(c, createBody, true);
+    // Metadata may name the graph the way LangGraph's clients do: by graph or assistant id.
+    const named = body.graph_id ?? stringOr(body.metadata?.graph_id) ?? stringOr(body.metadata?.assistant_id);
+    const graphId = named === undefined ? undefined : graphOfAssistant(deps.threads.catalog(), named).id;
+    const { graph_id: _g, assistant_id: _a, ...metadata } = body.metadata ?? {};
+    try {
+      const made = await deps.threads.create(p, { threadId: body.thread_id, metadata, graphId });
+      return c.json(threadObject(await deps.threads.snapshot(p, made.thread_id)));
+    } catch (err) {
+      if (err instanceof AppError && err.code === "thread_exists" && body.if_exists === "do_nothing" && body.thread_id) {
+        return c.json(threadObject(await deps.threads.snapshot(p, body.thread_id)));
+      }
+      throw err;
+    }
+  });
+
+  app.post("/search", async (c) => {
+    const p = principalOf(c);
+    const q = await parseBody(c, searchBody, true);
+    const ids = q.ids ? new Set(q.ids) : undefined;
+    const rows = await deps.threads.search(p, {
+      limit: q.limit,
+      offset: q.offset,
+      match: (t) =>
+        (!ids || ids.has(t.thread_id)) &&
+        (q.status === undefined || threadStatus(t) === q.status) &&
+        Object.entries(q.metadata ?? {}).every(([k, v]) => isDeepStrictEqual(threadMetadata(t)[k], v)),
+    });
+    const out = [];
+    for (const t of rows) out.push(threadObject(await deps.threads.snapshot(p, t.thread_id)));
+    return c.json(out);
+  });
+
+  app.get("/:thread_id", async (c) => c.json(threadObject(await deps.threads.snapshot(principalOf(c), threadParam(c)))));
+
+  app.delete("/:thread_id", async (c) => {
+    await deps.threads.row(principalOf(c), threadParam(c));
+    throw new AppError("unsupported", "Threads are not deleted here: their audit trail is kept");
+  });
+
+  app.get("/:thread_id/state", async (c) => c.json(threadState(await deps.threads.snapshot(principalOf(c), threadParam(c)))));
+
+  app.post("/:thread_id/state", async (c) => {
+    await deps.threads.row(principalOf(c), threadParam(c));
+    throw new AppError("state_locked", "State is written only by the graph: a state write could open the gate around it");
+  });
+
+  // The thread's head: tollgate keeps one state per thread for its clients (the checkpoints behind it hold the runs' steps).
+  const history = async (c: Context) => {
+    const p = principalOf(c);
+    const threadId = threadParam(c);
+    if (c.req.method === "POST") await parseBody(c, historyBody, true);
+    const snapshot = await deps.threads.snapshot(p, threadId);
+    return c.json(snapshot.checkpoint ? [threadState(snapshot)] : []);
+  };
+  app.post("/:thread_id/history", history);
+  app.get("/:thread_id/history", history);
+
+  return app;
+}
+
+function stringOr(v: unknown): string | undefined {
+  return typeof v === "string" ? v : undefined;
+}

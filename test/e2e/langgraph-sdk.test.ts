@@ -1,0 +1,323 @@
+/**
+ * LangGraph's API at /langgraph, driven by LangGraph's own SDK `Client` (@langchain/langgraph-sdk,
+ * pinned in package.json): what a team's frontend does against tollgate without changing a line.
+ */
+import { Client } from "@langchain/langgraph-sdk";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startServer } from "../helpers/server-process.js";
+import { within } from "../helpers/within.js";
+import { expectNoStackTraces, type Stack, startStack, threadId } from "./support.js";
+
+const TOKENS = {
+  "tok-alice-0001": { sub: "alice", roles: ["user"] },
+  "tok-bob-000001": { sub: "bob", roles: ["user"] },
+  "tok-ops-000001": { sub: "ops", roles: ["approver"] },
+};
+/** uuid5 of "agent" in langgraph-api's namespace: the id `langgraph dev` gives the same graph. */
+const AGENT_ASSISTANT = "fe096781-5601-53d2-b2f6-0d3403f7e9ca";
+
+let s: Stack;
+let alice: Client;
+let bob: Client;
+/** An approver: `refund_order` and `send_email` need someone other than who asked (four eyes). */
+let ops: Client;
+const clientFor = (apiKey: string, url = s.server.url) => new Client({ apiUrl: `${url}/langgraph`, apiKey, callerOptions: { maxRetries: 0 } });
+
+beforeAll(async () => {
+  s = await startStack({ AUTH_TOKENS: JSON.stringify(TOKENS) });
+  alice = clientFor("tok-alice-0001");
+  bob = clientFor("tok-bob-000001");
+  ops = clientFor("tok-ops-000001");
+});
+afterAll(async () => {
+  expectNoStackTraces(s.server);
+  await s?.stop();
+});
+
+type Part = { event: string; data: unknown; id?: string };
+
+/** Every part of a stream, with a deadline: a stream that never ends fails with what did not happen. */
+async function collect(stream: AsyncIterable<Part>, what = "the stream did not end"): Promise<Part[]> {
+  const parts: Part[] = [];
+  await within(
+    (async () => {
+      for await (const p of stream) parts.push(p);
+    })(),
+    { ms: 15_000, failure: what },
+  );
+  return parts;
+}
+
+const named = (parts: Part[], event: string) => parts.filter((p) => p.event === event);
+const lastValues = (parts: Part[]) => named(parts, "values").filter((p) => !("__interrupt__" in (p.data as object))).at(-1)!.data as { messages: Array<Record<string, unknown>> };
+const interruptOf = (parts: Part[]) => (named(parts, "values").find((p) => "__interrupt__" in (p.data as object))!.data as { __interrupt__: Array<{ id: string; value: any }> }).__interrupt__;
+
+/** A refund the model asks for, stopped at the gate. */
+async function refundAsked(client: Client, id: string, callId: string, args = { order_id: "A-1001", amount_cents: 500, reason: "late" }) {
+  s.model.push({ toolCalls: [{ id: callId, name: "refund_order", args }] });
+  await client.threads.create({ threadId: id });
+  const parts = await collect(client.runs.stream(id, "agent", { input: { messages: [{ type: "human", content: "refund my order" }] }, streamMode: ["values", "updates", "messages-tuple"] }));
+  return { parts, interrupts: interruptOf(parts) };
+}
+
+describe("assistants and info", () => {
+  it("answers /info and /ok, and lists one assistant per graph under langgraph-api's ids", async () => {
+    expect(await (await fetch(`${s.server.url}/langgraph/ok`)).json()).toEqual({ ok: true });
+    const found = await alice.assistants.search({ limit: 10 });
+    expect(found).toEqual([expect.objectContaining({ assistant_id: AGENT_ASSISTANT, graph_id: "agent", metadata: { created_by: "system" } })]);
+    expect(await alice.assistants.get("agent")).toMatchObject({ assistant_id: AGENT_ASSISTANT });
+    const graph = await alice.assistants.getGraph(AGENT_ASSISTANT);
+    expect((graph.nodes as Array<{ id: string }>).map((n) => n.id)).toEqual(expect.arrayContaining(["__start__", "agent", "call_tool"]));
+    expect(await alice.assistants.getSchemas("agent")).toMatchObject({ graph_id: "agent", input_schema: { properties: { messages: {} } } });
+    await expect(alice.assistants.get("no-such-graph")).rejects.toMatchObject({ status: 404 });
+  });
+});
+
+describe("streaming a run", () => {
+  it("streams metadata first, tokens as messages of one id, and the state as values", async () => {
+    const id = threadId("lg-stream");
+    s.model.push({ text: "Hello there, how can I help?" });
+    const thread = await alice.threads.create({ threadId: id });
+    expect(thread).toMatchObject({ thread_id: id, status: "idle", metadata: { graph_id: "agent", assistant_id: AGENT_ASSISTANT } });
+    let created: { run_id: string; thread_id?: string } | undefined;
+    const parts = await collect(
+      alice.runs.stream(id, AGENT_ASSISTANT, {
+        input: { messages: [{ role: "user", content: "hi" }] },
+        streamMode: ["values", "messages-tuple", "updates", "custom", "debug"],
+        onRunCreated: (r) => void (created = r),
+      }),
+    );
+    expect(parts[0]).toMatchObject({ event: "metadata", data: { run_id: created!.run_id, attempt: 1 } });
+    expect(created!.thread_id).toBe(id);
+    const tuples = named(parts, "messages").map((p) => p.data as [Record<string, unknown>, Record<string, unknown>]);
+    expect(tuples.map(([m]) => m.content).join("")).toBe("Hello there, how can I help?");
+    expect(new Set(tuples.map(([m]) => m.id)).size).toBe(1);
+    expect(tuples[0]![1]).toMatchObject({ langgraph_node: "agent", thread_id: id, run_id: created!.run_id });
+    expect(parts[1]).toMatchObject({ event: "values", data: { messages: [{ type: "human", content: "hi" }] } });
+    const final = lastValues(parts);
+    expect(final.messages.map((m) => [m.type, m.content])).toEqual([
+      ["human", "hi"],
+      ["ai", "Hello there, how can I help?"],
+    ]);
+    expect(await alice.runs.get(id, created!.run_id)).toMatchObject({ run_id: created!.run_id, thread_id: id, status: "success", assistant_id: AGENT_ASSISTANT });
+    expect(await alice.threads.get(id)).toMatchObject({ status: "idle", values: { messages: [{ content: "hi" }, { content: "Hello there, how can I help?" }] } });
+  });
+
+  it("sends the `messages` mode as metadata, partials and complete messages", async () => {
+    const id = threadId("lg-msgs");
+    s.model.push({ text: "One two three" });
+    const parts = await collect(alice.runs.stream(id, "agent", { input: { messages: [{ type: "human", content: "count" }] }, streamMode: "messages" }));
+    const events = parts.map((p) => p.event).filter((e) => e !== "metadata");
+    expect(events[0]).toBe("messages/metadata");
+    expect(events.at(-1)).toBe("messages/complete");
+    expect((named(parts, "messages/complete")[0]!.data as Array<{ content: string }>)[0]!.content).toBe("One two three");
+  });
+
+  it("waits for a run's end and answers its state", async () => {
+    const id = threadId("lg-wait");
+    s.model.push({ text: "Waited answer." });
+    const values = (await alice.runs.wait(id, "agent", { input: { messages: [{ type: "human", content: "wait" }] } })) as { messages: Array<{ content: string }> };
+    expect(values.messages.map((m) => m.content)).toEqual(["wait", "Waited answer."]);
+    const runs = await alice.runs.list(id);
+    expect(runs).toHaveLength(1);
+    expect(runs[0]).toMatchObject({ status: "success" });
+  });
+});
+
+describe("the gate through LangGraph's shapes", () => {
+  it("shows an approval in the HITL shape, masked, with a tollgate block, in the stream and the state", async () => {
+    const id = threadId("lg-hitl");
+    s.model.push({ toolCalls: [{ id: "lg-mail", name: "send_email", args: { to: "eve@example.com", subject: "Hi", body: "secret words" } }] });
+    const parts = await collect(alice.runs.stream(id, "agent", { input: { messages: [{ type: "human", content: "mail eve" }] }, streamMode: ["values", "updates"] }));
+    const [intr] = interruptOf(parts);
+    expect(intr!.value).toMatchObject({
+      action_requests: [{ name: "send_email", args: { to: "***", subject: "Hi", body: "***" } }],
+      review_configs: [{ action_name: "send_email", allowed_decisions: expect.arrayContaining(["approve", "reject"]) }],
+      tollgate: { interrupt_id: intr!.id, calls: [{ call_id: "lg-mail" }] },
+    });
+    expect(JSON.stringify(parts)).not.toContain("eve@example.com");
+    expect(JSON.stringify(parts)).not.toContain("secret words");
+    expect(named(parts, "updates").at(-1)!.data).toEqual({ __interrupt__: [intr] });
+    const state = await alice.threads.getState(id);
+    expect(state.next).toEqual(["call_tool"]);
+    expect(state.tasks[0]!.interrupts).toEqual([intr]);
+    expect(JSON.stringify(state)).not.toContain("eve@example.com");
+    expect(await alice.threads.get(id)).toMatchObject({ status: "interrupted", interrupts: { [intr!.id]: [intr] } });
+  });
+
+  it("approves positionally: the refund runs once, and the model gets its result", async () => {
+    const id = threadId("lg-approve");
+    await refundAsked(alice, id, "lg-r1");
+    expect(s.db.rows("refunds", "call_id = ?", "lg-r1")).toHaveLength(0);
+    s.model.push({ text: "Refunded." });
+    const parts = await collect(ops.runs.stream(id, "agent", { command: { resume: { decisions: [{ type: "approve" }] } }, streamMode: ["values", "messages-tuple"] }));
+    expect(s.db.rows("refunds", "call_id = ?", "lg-r1")).toHaveLength(1);
+    const tool = named(parts, "messages").map((p) => (p.data as [Record<string, unknown>])[0]).find((m) => m.type === "tool");
+    expect(tool).toMatchObject({ tool_call_id: "lg-r1", status: "success" });
+    expect(lastValues(parts).messages.map((m) => m.type)).toEqual(["human", "ai", "tool", "ai"]);
+  });
+
+  it("rejects positionally with the person's message, and nothing runs", async () => {
+    const id = threadId("lg-reject");
+    await refundAsked(alice, id, "lg-r2");
+    s.model.push({ text: "Not refunded." });
+    const parts = await collect(ops.runs.stream(id, "agent", { input: {}, command: { resume: { decisions: [{ type: "reject", message: "too much" }] } } }));
+    expect(s.db.rows("refunds", "call_id = ?", "lg-r2")).toHaveLength(0);
+    expect(lastValues(parts).messages.find((m) => m.type === "tool")).toMatchObject({ tool_call_id: "lg-r2", content: "Rejected: too much", status: "error" });
+  });
+
+  it("edits positionally: the call runs with the edited amount, a masked field shown back stays as it was", async () => {
+    const id = threadId("lg-edit");
+    const { interrupts } = await refundAsked(alice, id, "lg-r3", { order_id: "A-1001", amount_cents: 900, reason: "late" });
+    const shown = interrupts[0]!.value.action_requests[0];
+    s.model.push({ text: "Refunded less." });
+    await collect(ops.runs.stream(id, "agent", { command: { resume: { decisions: [{ type: "edit", edited_action: { name: shown.name, args: { ...shown.args, amount_cents: 400 } } }] } } }));
+    expect(s.db.rows("refunds", "call_id = ?", "lg-r3")).toMatchObject([{ amount_cents: 400 }]);
+  });
+
+  it("binds each positional decision to its own call: approve the first, reject the second", async () => {
+    const id = threadId("lg-two");
+    s.model.push({
+      toolCalls: [
+        { id: "lg-a", name: "refund_order", args: { order_id: "A-1001", amount_cents: 100, reason: "first" } },
+        { id: "lg-b", name: "refund_order", args: { order_id: "A-1001", amount_cents: 200, reason: "second" } },
+      ],
+    });
+    const parts = await collect(alice.runs.stream(id, "agent", { input: { messages: [{ type: "human", content: "two refunds" }] } }));
+    expect(interruptOf(parts)[0]!.value.tollgate.calls.map((c: { call_id: string }) => c.call_id)).toEqual(["lg-a", "lg-b"]);
+    s.model.push({ text: "One refunded." });
+    await collect(ops.runs.stream(id, "agent", { command: { resume: { decisions: [{ type: "approve" }, { type: "reject", message: "no" }] } } }));
+    expect(s.db.rows("refunds", "call_id = ?", "lg-a")).toHaveLength(1);
+    expect(s.db.rows("refunds", "call_id = ?", "lg-b")).toHaveLength(0);
+  });
+
+  it("answers LangGraph's map keyed by the interrupt id, and tollgate's own form", async () => {
+    const id = threadId("lg-map");
+    const { interrupts } = await refundAsked(alice, id, "lg-r4");
+    s.model.push({ text: "Done." });
+    await collect(ops.runs.stream(id, "agent", { command: { resume: { [interrupts[0]!.id]: { decisions: [{ type: "approve" }] } } } }));
+    expect(s.db.rows("refunds", "call_id = ?", "lg-r4")).toHaveLength(1);
+
+    const id2 = threadId("lg-own");
+    const asked = await refundAsked(alice, id2, "lg-r5");
+    s.model.push({ text: "Done." });
+    const own = { interrupt_id: asked.interrupts[0]!.id, decisions: [{ call_id: "lg-r5", approved: true }] };
+    await collect(ops.runs.stream(id2, "agent", { command: { resume: own } }));
+    expect(s.db.rows("refunds", "call_id = ?", "lg-r5")).toHaveLength(1);
+  });
+
+  it("20 concurrent resumes through the SDK run the refund once; the others are refused with 409", async () => {
+    const id = threadId("lg-race");
+    await refundAsked(alice, id, "lg-r6");
+    s.model.push({ text: "Refunded once." });
+    // 20 clients, so the SDK's 4-at-a-time queue does not serialise them.
+    const racers = Array.from({ length: 20 }, () => clientFor("tok-ops-000001"));
+    const outcomes = await Promise.allSettled(
+      racers.map((c) => collect(c.runs.stream(id, "agent", { command: { resume: { decisions: [{ type: "approve" }] } } }), "a racing resume did not end")),
+    );
+    const refused = outcomes.filter((o) => o.status === "rejected").map((o) => (o as PromiseRejectedResult).reason as { status?: number });
+    expect(outcomes.filter((o) => o.status === "fulfilled")).toHaveLength(1);
+    expect(refused.map((r) => r.status)).toEqual(Array(19).fill(409));
+    expect(s.db.rows("refunds", "call_id = ?", "lg-r6")).toHaveLength(1);
+  });
+
+  it("keeps four eyes: the one who asked cannot approve their own refund", async () => {
+    const id = threadId("lg-4eyes");
+    await refundAsked(alice, id, "lg-r10");
+    await expect(collect(alice.runs.stream(id, "agent", { command: { resume: { decisions: [{ type: "approve" }] } } }))).rejects.toMatchObject({ status: 403 });
+    expect(s.db.rows("refunds", "call_id = ?", "lg-r10")).toHaveLength(0);
+    expect((await alice.threads.get(id)).status).toBe("interrupted");
+  });
+
+  it("hides another principal's thread as 404 on every endpoint", async () => {
+    const id = threadId("lg-owner");
+    await refundAsked(alice, id, "lg-r7");
+    const attempts: Array<() => Promise<unknown>> = [
+      () => bob.threads.get(id),
+      () => bob.threads.getState(id),
+      () => bob.threads.getHistory(id),
+      () => bob.runs.list(id),
+      () => collect(bob.runs.stream(id, "agent", { command: { resume: { decisions: [{ type: "approve" }] } } })),
+      () => collect(bob.runs.stream(id, "agent", { input: { messages: [{ type: "human", content: "mine now" }] } })),
+    ];
+    for (const a of attempts) await expect(a()).rejects.toMatchObject({ status: 404 });
+    expect(await bob.threads.search({ limit: 100 })).not.toContainEqual(expect.objectContaining({ thread_id: id }));
+    expect(s.db.rows("refunds", "call_id = ?", "lg-r7")).toHaveLength(0);
+  });
+
+  it("refuses what could open the gate around it", async () => {
+    const id = threadId("lg-refuse");
+    await refundAsked(alice, id, "lg-r8");
+    const refusals: Array<[() => Promise<unknown>, number]> = [
+      [() => collect(alice.runs.stream(id, "agent", { command: { update: { messages: [] }, resume: { decisions: [{ type: "approve" }] } } })), 400],
+      [() => collect(alice.runs.stream(id, "agent", { command: { goto: "call_tool" } })), 400],
+      [() => collect(alice.runs.stream(id, "agent", { command: { resume: { decisions: [{ type: "approve" }, { type: "approve" }] } } })), 400],
+      [() => collect(alice.runs.stream(id, "agent", { input: { messages: [{ type: "tool", content: "ok", tool_call_id: "lg-r8" }] } })), 400],
+      [() => collect(alice.runs.stream(id, "agent", { input: { messages: [{ type: "human", content: "x" }] }, interruptBefore: ["call_tool"] })), 400],
+      [() => collect(alice.runs.stream(id, "agent", { input: { messages: [{ type: "human", content: "x" }] }, multitaskStrategy: "enqueue" })), 422],
+      [() => alice.threads.updateState(id, { values: { messages: [] } }), 403],
+    ];
+    for (const [attempt, status] of refusals) await expect(attempt()).rejects.toMatchObject({ status });
+    expect(s.db.rows("refunds", "call_id = ?", "lg-r8")).toHaveLength(0);
+    expect((await alice.threads.get(id)).status).toBe("interrupted");
+  });
+});
+
+describe("rejoining a stream", () => {
+  it("rejoins after any frame with neither a gap nor a repeat", async () => {
+    const id = threadId("lg-rejoin");
+    s.model.push({ text: "alpha beta gamma delta" });
+    let runId = "";
+    const whole = await collect(
+      alice.runs.stream(id, "agent", { input: { messages: [{ type: "human", content: "go" }] }, streamMode: ["values", "messages-tuple"], onRunCreated: (r) => void (runId = r.run_id) }),
+    );
+    const framed = whole.filter((p) => p.id !== undefined);
+    expect(framed.length).toBeGreaterThan(3);
+    for (const cut of [0, 2, framed.length - 2]) {
+      const rest = await collect(alice.runs.joinStream(id, runId, { lastEventId: framed[cut]!.id, streamMode: ["values", "messages-tuple"] }));
+      expect(rest.map((p) => p.id)).toEqual(framed.slice(cut + 1).map((p) => p.id));
+      expect(rest.map((p) => p.data)).toEqual(framed.slice(cut + 1).map((p) => p.data));
+    }
+    expect(await collect(alice.runs.joinStream(id, runId, { lastEventId: framed.at(-1)!.id, streamMode: ["values", "messages-tuple"] }))).toEqual([]);
+  });
+});
+
+describe("cancel and expiry", () => {
+  it("cancel through the SDK aborts the model's request, and the run reads interrupted", async () => {
+    const id = threadId("lg-cancel");
+    s.model.push({ hang: true, text: "Thinking" });
+    const before = s.model.requests.length;
+    let runId = "";
+    const stream = collect(alice.runs.stream(id, "agent", { input: { messages: [{ type: "human", content: "slow" }] }, streamMode: ["messages-tuple"], onRunCreated: (r) => void (runId = r.run_id) }));
+    const request = await within(requestAt(before), { ms: 10_000, failure: "the model was not called" });
+    await alice.runs.cancel(id, runId, true);
+    await within(request.closed, { ms: 5_000, failure: "the model's HTTP request was not aborted", since: "the cancel" });
+    await stream;
+    expect(await alice.runs.get(id, runId)).toMatchObject({ status: "interrupted" });
+  });
+
+  it("an approval after expiry is 410", async () => {
+    const server = await startServer({ MODEL: "fake-model", OPENAI_API_KEY: "test-key", OPENAI_BASE_URL: s.model.url, TOLLGATE_TEST_TOOLS: "1", AUTH_TOKENS: JSON.stringify(TOKENS), APPROVAL_TTL_SECONDS: "1", EXPIRY_SWEEP_MS: "50" });
+    try {
+      const client = clientFor("tok-alice-0001", server.url);
+      const id = threadId("lg-expire");
+      await refundAsked(client, id, "lg-r9");
+      await within(
+        (async () => {
+          while ((await client.threads.get(id)).status !== "idle") await new Promise((r) => setTimeout(r, 50));
+        })(),
+        { ms: 10_000, failure: "the interrupt did not expire" },
+      );
+      await expect(collect(client.runs.stream(id, "agent", { command: { resume: { decisions: [{ type: "approve" }] } } }))).rejects.toMatchObject({ status: 410 });
+      expectNoStackTraces(server);
+    } finally {
+      await server.kill();
+    }
+  });
+});
+
+/** The model request at `index` once it has come (the fake records them in order). */
+async function requestAt(index: number) {
+  while (s.model.requests.length <= index) await new Promise((r) => setTimeout(r, 10));
+  return s.model.requests[index]!;
+}
