@@ -39,7 +39,7 @@ export function createApp(deps: AppDeps): Hono {
   // Everything below needs a principal; with auth off, everyone is `anonymous`. Before the body
   // limit, so an unauthenticated client learns nothing from how its body is judged.
   app.use(authenticate(deps.auth));
-  app.use(jsonBodies());
+  app.use(jsonBodies(deps.edge.corsOrigins));
   app.use(
     bodyLimit({
       maxSize: 256 * 1024,

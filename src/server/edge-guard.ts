@@ -58,31 +58,56 @@ export function originGuard(corsOrigins: readonly string[]): MiddlewareHandler[]
     await next();
   };
   if (listed.size === 0) return [check];
+  // Studio, hosted on a public origin, calls a server on this machine: Chrome first asks whether
+  // a private network may be reached. Only listed origins, only for LangGraph's API, hear yes.
+  const privateNetwork: MiddlewareHandler = async (c, next) => {
+    await next();
+    const origin = c.req.header("origin");
+    if (c.req.method === "OPTIONS" && origin && listed.has(origin) && isLangGraphPath(c.req.path) && c.req.header("access-control-request-private-network") === "true") {
+      c.res.headers.set("Access-Control-Allow-Private-Network", "true");
+    }
+  };
   return [
     check,
+    privateNetwork,
     cors({
       origin: [...listed],
-      allowMethods: ["GET", "POST", "OPTIONS"],
-      allowHeaders: ["authorization", "content-type", "accept", "last-event-id"],
+      allowMethods: ["GET", "POST", "DELETE", "OPTIONS"],
+      // x-api-key: LangGraph's SDK sends its key so.
+      allowHeaders: ["authorization", "content-type", "accept", "last-event-id", "x-api-key"],
       // Date: a page on another origin counts down to `expires_at` on the server's clock.
-      exposeHeaders: ["X-Run-Id", "Retry-After", "WWW-Authenticate", "Date"],
+      // Content-Location: LangGraph's SDK reads a new run's id from it.
+      exposeHeaders: ["X-Run-Id", "Retry-After", "WWW-Authenticate", "Date", "Content-Location"],
       maxAge: 600,
     }),
   ];
 }
 
+/** Paths of LangGraph's API, where Studio's browser rules apply. */
+function isLangGraphPath(path: string): boolean {
+  return path === "/langgraph" || path.startsWith("/langgraph/");
+}
+
 const JSON_TYPE = /^application\/json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
+
+const TEXT_TYPE = /^text\/plain\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
 
 /**
  * A POST that carries a body must say it is JSON (UTF-8): a `text/plain` or form POST is what a
  * page on another site can send without a CORS preflight. A POST without a body (cancel) passes.
+ * One exception, for LangGraph Studio, which sends its JSON as `text/plain`: under `/langgraph`,
+ * from an origin listed in `CORS_ORIGINS` (and only such an origin, which the origin guard has
+ * already let through), a `text/plain` body is read as JSON.
  */
-export function jsonBodies(): MiddlewareHandler {
+export function jsonBodies(corsOrigins: readonly string[] = []): MiddlewareHandler {
+  const listed = new Set(corsOrigins);
   return async (c, next) => {
     if (c.req.method === "POST") {
       const length = c.req.header("content-length");
       const hasBody = (length !== undefined && length !== "0") || c.req.header("transfer-encoding") !== undefined;
-      if (hasBody && !JSON_TYPE.test(c.req.header("content-type") ?? "")) {
+      const type = c.req.header("content-type") ?? "";
+      const studio = isLangGraphPath(c.req.path) && listed.has(c.req.header("origin") ?? "") && TEXT_TYPE.test(type);
+      if (hasBody && !JSON_TYPE.test(type) && !studio) {
         throw new AppError("unsupported_media_type", "A POST body must be application/json");
       }
     }
