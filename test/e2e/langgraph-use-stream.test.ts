@@ -1,0 +1,99 @@
+/**
+ * `useStream` from `@langchain/langgraph-sdk/react` in Debian's Chromium, against tollgate's
+ * `/langgraph`: a small page (test/fixtures/use-stream-page) bundled here with esbuild and served
+ * from an origin of its own, listed in CORS_ORIGINS, as a team's frontend would be. Tokens
+ * stream into the page, the approval appears from the hook's `interrupt`, and approving through
+ * `submit(undefined, { command: { resume } })` runs the refund once.
+ */
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { build } from "esbuild";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { assertBrowserAvailable, browserAvailable, launchChromium, skipBrowserSuite } from "../helpers/browser.js";
+import { REPO_ROOT } from "../helpers/server-process.js";
+import { expectNoStackTraces, type Stack, startStack } from "./support.js";
+
+const avail = browserAvailable();
+const skip = skipBrowserSuite("langgraph-use-stream", avail);
+
+let s: Stack;
+let page: http.Server;
+let origin: string;
+let browser: Browser;
+
+/** The page and its bundle, from a server of their own: the page's origin is not tollgate's. */
+async function servePage(): Promise<http.Server> {
+  const bundle = await build({
+    entryPoints: [path.join(REPO_ROOT, "test/fixtures/use-stream-page/app.tsx")],
+    bundle: true,
+    write: false,
+    format: "iife",
+    platform: "browser",
+    jsx: "automatic",
+    define: { "process.env.NODE_ENV": '"production"' },
+    logLevel: "silent",
+  });
+  const js = bundle.outputFiles[0]!.text;
+  const html = '<!doctype html><html><body><div id="root"></div><script src="/app.js"></script></body></html>';
+  const server = http.createServer((req, res) => {
+    const isJs = req.url === "/app.js";
+    res.writeHead(200, { "Content-Type": isJs ? "text/javascript" : "text/html" });
+    res.end(isJs ? js : html);
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return server;
+}
+
+describe.skipIf(skip)("useStream in Chromium against /langgraph", () => {
+  beforeAll(async () => {
+    assertBrowserAvailable(avail);
+    page = await servePage();
+    origin = `http://127.0.0.1:${(page.address() as AddressInfo).port}`;
+    // Slow tokens, so the page can be seen mid-answer.
+    [s, browser] = await Promise.all([startStack({ CORS_ORIGINS: origin }, { delayMs: 40 }), launchChromium()]);
+  }, 60_000);
+  afterAll(async () => {
+    expectNoStackTraces(s.server);
+    await browser?.close();
+    await s?.stop();
+    await new Promise((r) => page?.close(r));
+  });
+
+  it("streams tokens, shows the approval, and approving from the hook runs the refund once", async () => {
+    const tab: Page = await (await browser.newContext()).newPage();
+    const answer = "Let me look at order A-1001 and refund it for you right away.";
+    s.model.push({ text: answer, toolCalls: [{ id: "us-r1", name: "refund_order", args: { order_id: "A-1001", amount_cents: 700, reason: "late" } }] });
+    await tab.goto(`${origin}/?api=${encodeURIComponent(`${s.server.url}/langgraph`)}`);
+    await tab.getByLabel("Message").fill("refund my order");
+    await tab.getByRole("button", { name: "Send" }).click();
+
+    // Mid-answer: part of the text is on the page before the whole of it.
+    const ai = tab.getByTestId("message-ai").first();
+    await tab.waitForFunction(
+      (full) => {
+        const t = document.querySelector('[data-testid="message-ai"]')?.textContent ?? "";
+        return t.length > 0 && t.length < full.length && full.startsWith(t);
+      },
+      answer,
+      { timeout: 10_000 },
+    );
+    await expect.poll(() => ai.textContent(), { timeout: 10_000, message: "the streamed answer did not complete" }).toBe(answer);
+
+    const approval = tab.getByTestId("approval");
+    await approval.waitFor({ timeout: 10_000 });
+    expect(await tab.getByTestId("action").textContent()).toContain("refund_order");
+    expect(s.db.rows("refunds", "call_id = ?", "us-r1")).toHaveLength(0);
+
+    s.model.push({ text: "Refunded $7.00." });
+    await tab.getByRole("button", { name: "Approve" }).click();
+    await expect.poll(() => tab.getByTestId("message-ai").last().textContent(), { timeout: 10_000, message: "the answer after the approval did not appear" }).toBe("Refunded $7.00.");
+    await approval.waitFor({ state: "detached", timeout: 10_000 });
+    expect(await tab.getByTestId("message-tool").textContent()).toContain("A-1001");
+    expect(s.db.rows("refunds", "call_id = ?", "us-r1")).toHaveLength(1);
+    expect(await tab.getByTestId("error").count()).toBe(0);
+    await expect.poll(() => tab.getByTestId("loading").textContent(), { timeout: 10_000, message: "the hook did not see the stream end" }).toBe("idle");
+    await tab.screenshot({ path: path.join(REPO_ROOT, "test-output/screenshots/use-stream-approved.png") });
+  });
+});
