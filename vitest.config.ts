@@ -29,6 +29,7 @@ const ON_POSTGRES = [
   "hostile-edge",
   "identity",
   "langgraph-sdk",
+  "langgraph-use-stream",
   "logs",
   "metrics",
   "model-faults",

@@ -4,12 +4,13 @@
  */
 import fs from "node:fs";
 import { fileURLToPath } from "node:url";
+import { LANGGRAPH_OPENAPI } from "../src/langgraph-api/index.js";
 import { buildOpenApiDocument } from "../src/server/openapi.js";
 
 export const OPENAPI_FILE = fileURLToPath(new URL("../docs/openapi.json", import.meta.url));
 
 /** The checked-in file's exact text: two-space JSON and a final newline. */
-export const openApiText = () => `${JSON.stringify(buildOpenApiDocument(), null, 2)}\n`;
+export const openApiText = () => `${JSON.stringify(buildOpenApiDocument(LANGGRAPH_OPENAPI), null, 2)}\n`;
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === fs.realpathSync(process.argv[1])) {
   fs.writeFileSync(OPENAPI_FILE, openApiText());

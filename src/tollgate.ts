@@ -11,7 +11,7 @@ import { Access, createAuthenticator } from "./auth/index.js";
 import { discoverTools, GraphCatalog, loadGraphsFile, resolveGraphs, servedGraph, type ServedGraph } from "./graph/index.js";
 import { createRunContext, ExpiryCloser, LeaseKeeper, RunAdmission, RunService, ThreadService } from "./runs/index.js";
 import { createApp } from "./server/index.js";
-import { langGraphApi, langGraphMeta } from "./langgraph-api/index.js";
+import { LANGGRAPH_OPENAPI, langGraphApi, langGraphMeta } from "./langgraph-api/index.js";
 import { type AnyStore, openStore, storeLocation, type StoreLocation } from "./store/index.js";
 import { createDemoToolsOn, type DemoTables, setupDemoTables, sqliteDemoTables, ToolRegistry, type TollgateTool, type ToolMeta } from "./tools/index.js";
 import { createTestToolsOn } from "./tools/testing/test-tools.js";
@@ -182,7 +182,7 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
     heartbeatMs: config.heartbeatMs,
     databaseReadable: () => store.readable(),
   };
-  const app = createApp({ ...appDeps, langgraph: { meta: langGraphMeta(TOLLGATE_VERSION), api: langGraphApi(appDeps) } });
+  const app = createApp({ ...appDeps, langgraph: { meta: langGraphMeta(TOLLGATE_VERSION), api: langGraphApi(appDeps), openapi: LANGGRAPH_OPENAPI } });
   return {
     app,
     store,

@@ -8,7 +8,7 @@ import { assistantIdOf, graphOfAssistant } from "./assistant-id.js";
 /** When the server started: a system assistant is as old as the process that serves it. */
 const BOOTED_AT = new Date().toISOString();
 
-const searchBody = z
+export const assistantSearchBody = z
   .object({
     graph_id: z.string().optional(),
     name: z.string().optional(),
@@ -47,7 +47,7 @@ export function assistantsRoutes(deps: AppDeps): Hono {
   const catalog = () => deps.threads.catalog();
 
   app.post("/search", async (c) => {
-    const q = await parseBody(c, searchBody, true);
+    const q = await parseBody(c, assistantSearchBody, true);
     const found = catalog()
       .all()
       .map(assistantOf)

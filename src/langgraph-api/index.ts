@@ -5,6 +5,7 @@ import { runsRoutes } from "./runs-routes.js";
 import { threadsRoutes } from "./threads-routes.js";
 
 export { assistantIdOf } from "./assistant-id.js";
+export { LANGGRAPH_OPENAPI } from "./openapi-endpoints.js";
 
 /**
  * LangGraph's API (the Agent Protocol that the SDK's `Client`, `useStream`, Agent Chat UI and

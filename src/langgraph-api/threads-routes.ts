@@ -10,7 +10,7 @@ import { THREAD_ID } from "../server/schemas.js";
 import { graphOfAssistant } from "./assistant-id.js";
 import { threadMetadata, threadObject, threadState, threadStatus } from "./resources.js";
 
-const createBody = z
+export const threadCreateBody = z
   .object({
     thread_id: z.string().regex(THREAD_ID, "thread_id must match [A-Za-z0-9_-]{1,128}").optional(),
     metadata: z.record(z.string(), z.unknown()).optional(),
@@ -19,7 +19,7 @@ const createBody = z
   })
   .passthrough();
 
-const searchBody = z
+export const threadSearchBody = z
   .object({
     metadata: z.record(z.string(), z.unknown()).optional(),
     status: z.enum(["idle", "busy", "interrupted", "error"]).optional(),
@@ -29,7 +29,7 @@ const searchBody = z
   })
   .passthrough();
 
-const historyBody = z.object({ limit: z.number().int().min(1).max(1000).default(10) }).passthrough();
+export const historyBody = z.object({ limit: z.number().int().min(1).max(1000).default(10) }).passthrough();
 
 /** Threads under `/langgraph/threads`: create, search, read, state, history. State writes are refused. */
 export function threadsRoutes(deps: AppDeps): Hono {
@@ -37,7 +37,7 @@ export function threadsRoutes(deps: AppDeps): Hono {
 
   app.post("/", async (c) => {
     const p = principalOf(c);
-    const body = await parseBody(c, createBody, true);
+    const body = await parseBody(c, threadCreateBody, true);
     // Metadata may name the graph the way LangGraph's clients do: by graph or assistant id.
     const named = body.graph_id ?? stringOr(body.metadata?.graph_id) ?? stringOr(body.metadata?.assistant_id);
     const graphId = named === undefined ? undefined : graphOfAssistant(deps.threads.catalog(), named).id;
@@ -55,7 +55,7 @@ export function threadsRoutes(deps: AppDeps): Hono {
 
   app.post("/search", async (c) => {
     const p = principalOf(c);
-    const q = await parseBody(c, searchBody, true);
+    const q = await parseBody(c, threadSearchBody, true);
     const ids = q.ids ? new Set(q.ids) : undefined;
     const rows = await deps.threads.search(p, {
       limit: q.limit,

@@ -1,5 +1,6 @@
 import type { Hono } from "hono";
 import type { Access, Authenticator } from "../auth/index.js";
+import type { OpenApiExtension } from "./openapi.js";
 import type { Logger } from "../logger.js";
 import type { Metrics } from "../ops/index.js";
 import type { RunService, ThreadService } from "../runs/index.js";
@@ -23,7 +24,7 @@ export interface AppDeps {
   /** Comment frames on idle streams keep proxies from closing them (`HEARTBEAT_SECONDS`). */
   heartbeatMs: number;
   /** LangGraph's API, mounted at `/langgraph`: `meta` (`/info`, `/ok`) before authentication, `api` after. */
-  langgraph?: { meta: Hono; api: Hono };
+  langgraph?: { meta: Hono; api: Hono; openapi: OpenApiExtension };
   /** The built web page served at `/`; default `dist/web` of this checkout. */
   webDir?: string;
 }

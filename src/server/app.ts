@@ -34,7 +34,7 @@ export function createApp(deps: AppDeps): Hono {
   for (const guard of originGuard(deps.edge.corsOrigins)) app.use(guard);
   // The page and the API's description need no token: the page asks for one when the API answers 401.
   app.route("/", webPageRoutes(deps.webDir));
-  app.route("/", openApiRoutes());
+  app.route("/", openApiRoutes(deps.langgraph?.openapi));
   if (deps.langgraph) app.route("/langgraph", deps.langgraph.meta);
   // Everything below needs a principal; with auth off, everyone is `anonymous`. Before the body
   // limit, so an unauthenticated client learns nothing from how its body is judged.

@@ -4,7 +4,7 @@ import { listThreadsQuery, threadIdSchema } from "./schemas.js";
 
 /** One endpoint of the contract, as the document builder turns it into an operation. */
 export interface Endpoint {
-  method: "get" | "post";
+  method: "get" | "post" | "delete";
   path: string;
   operationId: string;
   summary: string;
@@ -19,6 +19,8 @@ export interface Endpoint {
   ok: Record<number, JsonSchema>;
   /** Error codes this endpoint can answer, besides the edge's and authentication's. */
   errors: ErrorCode[];
+  /** A stream of LangGraph's events, not the seven (no `x-sse-events`); a token may come as `x-api-key`. */
+  langgraph?: true;
 }
 
 const threadId: JsonSchema = {

@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import type { z } from "zod";
 import { ERROR_STATUS, type ErrorCode } from "../protocol/index.js";
 import { componentSchemas, EVENT_COMPONENTS, type JsonSchema, ref } from "./openapi-components.js";
 import { type Endpoint, ENDPOINTS } from "./openapi-paths.js";
@@ -19,6 +20,12 @@ export interface OpenApiDocument {
 /** The wire contract's version: changes when a client would notice, not with every release. */
 export const CONTRACT_VERSION = "0.1.0";
 
+/** Endpoints served beside tollgate's own (LangGraph's API), with the request bodies they name. */
+export interface OpenApiExtension {
+  endpoints: Endpoint[];
+  requests: Record<string, z.ZodType>;
+}
+
 /** Codes that any endpoint behind the `Host`/`Origin` checks and the token check may answer. */
 const EDGE: ErrorCode[] = ["invalid_host", "forbidden_origin"];
 const AUTH: ErrorCode[] = ["unauthorized"];
@@ -28,9 +35,9 @@ const AUTH: ErrorCode[] = ["unauthorized"];
  * with (bodies, parameters) and the protocol's schemas (responses, the seven event payloads), so
  * the document cannot say something the code does not do. Pure: same code, same document.
  */
-export function buildOpenApiDocument(): OpenApiDocument {
+export function buildOpenApiDocument(extra: OpenApiExtension = { endpoints: [], requests: {} }): OpenApiDocument {
   const paths: OpenApiDocument["paths"] = {};
-  for (const e of ENDPOINTS) (paths[e.path] ??= {})[e.method] = operation(e);
+  for (const e of [...ENDPOINTS, ...extra.endpoints]) (paths[e.path] ??= {})[e.method] = operation(e);
   return {
     openapi: "3.1.0",
     info: {
@@ -43,7 +50,7 @@ export function buildOpenApiDocument(): OpenApiDocument {
     paths,
     webhooks: webhooks(),
     components: {
-      schemas: componentSchemas(),
+      schemas: componentSchemas(extra.requests),
       securitySchemes: {
         bearer: {
           type: "http",
@@ -51,6 +58,9 @@ export function buildOpenApiDocument(): OpenApiDocument {
           description:
             "A token from AUTH_TOKENS or a JWT verified against AUTH_JWKS_URL. Without either configured, auth is off and every request is `anonymous`.",
         },
+        ...(extra.endpoints.some((e) => e.langgraph)
+          ? { apiKey: { type: "apiKey", in: "header", name: "x-api-key", description: "Under /langgraph only: the same token, as LangGraph's SDK sends it." } }
+          : {}),
       },
     },
     security: [{ bearer: [] }],
@@ -66,7 +76,7 @@ function operation(e: Endpoint): JsonSchema {
     operationId: e.operationId,
     summary: e.summary,
     ...(e.description ? { description: e.description } : {}),
-    ...(e.auth === false ? { security: [] } : {}),
+    ...(e.auth === false ? { security: [] } : e.langgraph ? { security: [{ bearer: [] }, { apiKey: [] }] } : {}),
     ...(e.parameters ? { parameters: e.parameters } : {}),
     ...(e.body
       ? {
@@ -79,7 +89,7 @@ function operation(e: Endpoint): JsonSchema {
       : {}),
     responses: { ...stringKeys(e.ok), ...errorResponses(codes) },
   };
-  if (Object.values(e.ok).some((r) => "text/event-stream" in ((r.content as object | undefined) ?? {}))) {
+  if (!e.langgraph && Object.values(e.ok).some((r) => "text/event-stream" in ((r.content as object | undefined) ?? {}))) {
     op["x-sse-events"] = Object.keys(EVENT_COMPONENTS);
   }
   return op;
@@ -105,11 +115,11 @@ function errorResponses(codes: ErrorCode[]): Record<string, JsonSchema> {
 const stringKeys = (r: Record<number, JsonSchema>) => Object.fromEntries(Object.entries(r).map(([k, v]) => [String(k), v]));
 
 /** `GET /openapi.json`: no token, like the page; built once per app. */
-export function openApiRoutes(): Hono {
+export function openApiRoutes(extra?: OpenApiExtension): Hono {
   let doc: string | undefined;
   const app = new Hono();
   app.get("/openapi.json", (c) => {
-    doc ??= JSON.stringify(buildOpenApiDocument());
+    doc ??= JSON.stringify(buildOpenApiDocument(extra));
     return c.body(doc, 200, { "content-type": "application/json; charset=utf-8" });
   });
   return app;

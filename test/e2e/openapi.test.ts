@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readSse, type SseMessage } from "../../src/client/sse-reader.js";
 import { EVENT_TYPES, type EventType } from "../../src/protocol/index.js";
+import { LANGGRAPH_OPENAPI } from "../../src/langgraph-api/index.js";
 import { buildOpenApiDocument } from "../../src/server/openapi.js";
 import { schemaChecker } from "../helpers/openapi-validator.js";
 import { call, expectNoStackTraces, type Stack, startStack, threadId } from "./support.js";
@@ -63,7 +64,7 @@ async function sse(path: string, body: unknown, extra: Record<string, string> = 
 
 describe("GET /openapi.json", () => {
   it("is what the code generates, served without a token, still behind the cross-site check", async () => {
-    expect(doc).toEqual(JSON.parse(JSON.stringify(buildOpenApiDocument())));
+    expect(doc).toEqual(JSON.parse(JSON.stringify(buildOpenApiDocument(LANGGRAPH_OPENAPI))));
     const crossSite = await call(s.server.url, "GET", "/openapi.json", undefined, { origin: "http://evil.example" });
     expect(crossSite.json.error?.code).toBe("forbidden_origin");
     expectDocumented("get", "/openapi.json", crossSite.status, crossSite.json);

@@ -3,11 +3,12 @@ import { describe, expect, it } from "vitest";
 import { OPENAPI_FILE, openApiText } from "../../../scripts/openapi.js";
 import { approvalWebhookBody, signWebhook } from "../../../src/ops/index.js";
 import { APPROVAL_WEBHOOK_TYPES, ERROR_STATUS, EVENT_TYPES, type PendingCall } from "../../../src/protocol/index.js";
+import { LANGGRAPH_OPENAPI } from "../../../src/langgraph-api/index.js";
 import { buildOpenApiDocument } from "../../../src/server/openapi.js";
 import { resumeBody, runBody } from "../../../src/server/schemas.js";
 import { allRefs, resolvePointer, schemaChecker } from "../../helpers/openapi-validator.js";
 
-const doc = buildOpenApiDocument() as any;
+const doc = buildOpenApiDocument(LANGGRAPH_OPENAPI) as any;
 const checker = (name: string) => schemaChecker(doc, { $ref: `#/components/schemas/${name}` });
 
 /** The contract's endpoints (its *Endpoints* section), and the error codes it names for each. */
@@ -60,13 +61,17 @@ describe("the OpenAPI document", () => {
     for (const name of Object.keys(doc.components.schemas)) expect(() => checker(name), name).not.toThrow();
   });
 
-  it("asks for the bearer token everywhere but on the page, /healthz and itself", () => {
+  it("asks for the bearer token everywhere but on the page, /healthz, itself and LangGraph's /info and /ok", () => {
     expect(doc.components.securitySchemes.bearer).toMatchObject({ type: "http", scheme: "bearer" });
     expect(doc.security).toEqual([{ bearer: [] }]);
     const open = Object.entries(doc.paths).flatMap(([path, item]: [string, any]) =>
       Object.entries(item).filter(([, op]: [string, any]) => op.security?.length === 0).map(([m]) => `${m} ${path}`),
     );
-    expect(open.sort()).toEqual(["get /", "get /assets/{name}", "get /healthz", "get /openapi.json"]);
+    expect(open.sort()).toEqual(["get /", "get /assets/{name}", "get /healthz", "get /langgraph/info", "get /langgraph/ok", "get /openapi.json"]);
+    // Under /langgraph the token may also come as x-api-key, as LangGraph's SDK sends it.
+    const lgRun = doc.paths["/langgraph/threads/{thread_id}/runs/stream"].post;
+    expect(lgRun.security).toEqual([{ bearer: [] }, { apiKey: [] }]);
+    expect(doc.components.securitySchemes.apiKey).toMatchObject({ type: "apiKey", in: "header", name: "x-api-key" });
     for (const [path, item] of Object.entries(doc.paths) as Array<[string, any]>) {
       for (const [method, op] of Object.entries(item) as Array<[string, any]>) {
         const needsToken = op.security?.length !== 0;
