@@ -21,6 +21,7 @@ const common = {
 const ON_POSTGRES = [
   "access-matrix",
   "api-errors",
+  "api-faces",
   "cancel",
   "core-flow",
   "demo-flow",

@@ -1,0 +1,158 @@
+/**
+ * The gate's guarantees, written once and run through both APIs: tollgate's own and LangGraph's
+ * at /langgraph (LangGraph's SDK, decisions by position). Whatever shape a client speaks, an
+ * approved call runs once, a rejected one never, only someone allowed may decide, a cancel stops
+ * the model, secrets stay masked, one run at a time, and a late approval is refused.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ApiClient, apiClient, FACES, type FaceName } from "../helpers/api-face.js";
+import { type ServerProcess, startServer } from "../helpers/server-process.js";
+import { openDb, type TestDb } from "../helpers/sqlite.js";
+import { within } from "../helpers/within.js";
+import { expectNoStackTraces, type Stack, startStack, threadId, toolMessagesSeen } from "./support.js";
+
+const TOKENS = {
+  "tok-alice-0001": { sub: "alice", roles: ["user"] },
+  "tok-bob-000001": { sub: "bob", roles: ["user"] },
+  "tok-ops-000001": { sub: "ops", roles: ["approver"] },
+};
+const AUTH = { AUTH_TOKENS: JSON.stringify(TOKENS) };
+
+let s: Stack;
+/** A server whose approvals expire after a second, for the late approval. */
+let short: ServerProcess;
+let shortDb: TestDb;
+beforeAll(async () => {
+  s = await startStack(AUTH);
+  short = await startServer({ MODEL: "fake-model", OPENAI_API_KEY: "test-key", OPENAI_BASE_URL: s.model.url, TOLLGATE_TEST_TOOLS: "1", ...AUTH, APPROVAL_TTL_SECONDS: "1", EXPIRY_SWEEP_MS: "50" });
+  shortDb = openDb(short.dataDir);
+});
+afterAll(async () => {
+  for (const server of [s?.server, short].filter(Boolean)) expectNoStackTraces(server!);
+  shortDb?.close();
+  await short?.kill();
+  await s?.stop();
+});
+
+const refunds = (db: TestDb, callId: string) => db.rows<{ amount_cents: number }>("refunds", "call_id = ?", callId);
+const REFUND = { order_id: "A-1001", amount_cents: 500, reason: "late" };
+
+/** The model request at `index`, once it has come (the fake records them in order). */
+async function requestAt(index: number) {
+  while (s.model.requests.length <= index) await new Promise((r) => setTimeout(r, 10));
+  return s.model.requests[index]!;
+}
+
+describe.each(FACES)("through %s's API", (face: FaceName) => {
+  let alice: ApiClient;
+  let bob: ApiClient;
+  let ops: ApiClient;
+  beforeAll(() => {
+    [alice, bob, ops] = ["tok-alice-0001", "tok-bob-000001", "tok-ops-000001"].map((t) => apiClient(face, s.server.url, t)) as [ApiClient, ApiClient, ApiClient];
+  });
+
+  /** alice asks for a refund; the run stops at the gate. */
+  async function asked(label: string, callId: string, args: Record<string, unknown> = REFUND) {
+    const id = threadId(`${face}-${label}`);
+    s.model.push({ toolCalls: [{ id: callId, name: "refund_order", args }] });
+    const { ending } = await alice.send(id, "refund my order");
+    expect(ending).toMatchObject({ kind: "interrupt", calls: [{ callId, name: "refund_order" }] });
+    return { id, intr: (ending as { interruptId: string }).interruptId };
+  }
+
+  it("an approved call runs once, and the model gets its result", async () => {
+    const { id, intr } = await asked("approve", `${face}-a1`);
+    expect(refunds(s.db, `${face}-a1`)).toHaveLength(0);
+    s.model.push({ text: "Refunded." });
+    const { ending } = await ops.decide(id, intr, [{ callId: `${face}-a1`, approved: true }]);
+    expect(ending).toEqual({ kind: "done", text: "Refunded." });
+    expect(refunds(s.db, `${face}-a1`)).toHaveLength(1);
+    expect(toolMessagesSeen(s.model.requests.at(-1)!.body).get(`${face}-a1`)).toContain('"order_id":"A-1001"');
+  });
+
+  it("a rejected call never runs, and the model is told why", async () => {
+    const { id, intr } = await asked("reject", `${face}-a2`);
+    s.model.push({ text: "Not refunded." });
+    await ops.decide(id, intr, [{ callId: `${face}-a2`, approved: false, reason: "over the limit" }]);
+    expect(refunds(s.db, `${face}-a2`)).toHaveLength(0);
+    expect(toolMessagesSeen(s.model.requests.at(-1)!.body).get(`${face}-a2`)).toBe("Rejected: over the limit");
+  });
+
+  it("an edited call runs with the edited arguments", async () => {
+    const { id, intr } = await asked("edit", `${face}-a3`, { ...REFUND, amount_cents: 900 });
+    s.model.push({ text: "Refunded less." });
+    await ops.decide(id, intr, [{ callId: `${face}-a3`, approved: true, editedArgs: { amount_cents: 300 } }]);
+    expect(refunds(s.db, `${face}-a3`)).toMatchObject([{ amount_cents: 300 }]);
+  });
+
+  it("20 racing approvals: one resumed run, one refund, the others refused with 409", async () => {
+    const { id, intr } = await asked("race", `${face}-a4`);
+    s.model.push({ text: "Refunded once." });
+    const racers = Array.from({ length: 20 }, () => apiClient(face, s.server.url, "tok-ops-000001"));
+    const outcomes = await Promise.allSettled(racers.map((r) => r.decide(id, intr, [{ callId: `${face}-a4`, approved: true }])));
+    const won = outcomes.filter((o) => o.status === "fulfilled");
+    expect(won).toHaveLength(1);
+    expect(outcomes.filter((o) => o.status === "rejected").map((o) => ((o as PromiseRejectedResult).reason as { status?: number }).status)).toEqual(Array(19).fill(409));
+    expect(refunds(s.db, `${face}-a4`)).toHaveLength(1);
+  });
+
+  it("four eyes: the one who asked cannot approve (403), and the call stays open", async () => {
+    const { id, intr } = await asked("4eyes", `${face}-a5`);
+    await expect(alice.decide(id, intr, [{ callId: `${face}-a5`, approved: true }])).rejects.toMatchObject({ status: 403 });
+    expect(refunds(s.db, `${face}-a5`)).toHaveLength(0);
+    s.model.push({ text: "Refunded after review." });
+    await ops.decide(id, intr, [{ callId: `${face}-a5`, approved: true }]);
+    expect(refunds(s.db, `${face}-a5`)).toHaveLength(1);
+  });
+
+  it("another user's thread is a 404 to read and to decide", async () => {
+    const { id, intr } = await asked("owner", `${face}-a6`);
+    await expect(bob.read(id)).rejects.toMatchObject({ status: 404 });
+    await expect(bob.decide(id, intr, [{ callId: `${face}-a6`, approved: true }])).rejects.toMatchObject({ status: 404 });
+    expect(refunds(s.db, `${face}-a6`)).toHaveLength(0);
+  });
+
+  it("sensitive arguments never appear in a stream or a read", async () => {
+    const id = threadId(`${face}-mask`);
+    s.model.push({ toolCalls: [{ id: `${face}-m1`, name: "send_email", args: { to: "eve@example.com", subject: "Hi", body: "the vault code is 4412" } }] });
+    const { ending, wire } = await alice.send(id, "mail eve");
+    expect(ending).toMatchObject({ kind: "interrupt", calls: [{ args: { to: "***", body: "***", subject: "Hi" } }] });
+    const read = await alice.read(id);
+    for (const text of [wire, read]) {
+      expect(text).not.toContain("eve@example.com");
+      expect(text).not.toContain("4412");
+    }
+    await alice.cancel(id);
+  });
+
+  it("one run at a time: a second message while one streams is 409; a cancel aborts the model's request", async () => {
+    const id = threadId(`${face}-flight`);
+    s.model.push({ hang: true, text: "Thinking" });
+    const before = s.model.requests.length;
+    const first = alice.send(id, "slow one");
+    const request = await within(requestAt(before), { ms: 10_000, failure: "the model was not called" });
+    await expect(alice.send(id, "and another")).rejects.toMatchObject({ status: 409 });
+    await alice.cancel(id);
+    await within(request.closed, { ms: 5_000, failure: "the model's HTTP request was not aborted", since: "the cancel" });
+    expect((await within(first, { ms: 5_000, failure: "the cancelled stream did not end" })).ending).toEqual({ kind: "cancelled" });
+  });
+
+  it("an approval after the window closed is 410, and the call never runs", async () => {
+    const asker = apiClient(face, short.url, "tok-alice-0001");
+    const id = threadId(`${face}-late`);
+    s.model.push({ toolCalls: [{ id: `${face}-a7`, name: "refund_order", args: REFUND }] });
+    const { ending } = await asker.send(id, "refund it");
+    expect(ending).toMatchObject({ kind: "interrupt" });
+    const waiting = (text: string) => text.includes('"status":"waiting_human"') || text.includes('"status":"interrupted"');
+    await within(
+      (async () => {
+        while (waiting(await asker.read(id))) await new Promise((r) => setTimeout(r, 50));
+      })(),
+      { ms: 10_000, failure: "the interrupt was not closed as expired" },
+    );
+    // The owner may see the thread still; time, not four eyes, refuses the approval now.
+    const intr = (ending as { interruptId: string }).interruptId;
+    await expect(asker.decide(id, intr, [{ callId: `${face}-a7`, approved: true }])).rejects.toMatchObject({ status: 410 });
+    expect(refunds(shortDb, `${face}-a7`)).toHaveLength(0);
+  });
+});
