@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [--peer-jobs N] [--only streaming,cancel,…]`: FLOOR, TOLLGATE and PEER side by side on one
+ * `npm run bench [-- --quick] [--peer-jobs N] [--only streaming,sdk,cancel,…]`: FLOOR, TOLLGATE and PEER side by side on one
  * fast model server, then tollgate's cost of length and everyone's memory. Prints the table and
  * writes bench/results/latest.{md,json} (quick runs: quick.{md,json}). Everything it starts runs
  * on 127.0.0.1 and is killed before it exits; a run past its deadline is stopped.
@@ -13,6 +13,7 @@ import { eventLogSuite } from "./suites/event-log.js";
 import { memorySuite } from "./suites/memory.js";
 import { replicasSuite } from "./suites/replicas.js";
 import { resumeSuite } from "./suites/resume.js";
+import { sdkSuite } from "./suites/sdk.js";
 import { storageLockSuite } from "./suites/storage-lock.js";
 import { streamingSuite } from "./suites/streaming.js";
 import { tokenLatencySuite } from "./suites/token-latency.js";
@@ -49,8 +50,9 @@ async function main(): Promise<number> {
 
   const rows: Row[] = [];
   const failures: Results["failures"] = [];
-  const run = async (key: string, name: string, suite: Suite) => {
-    if (settings.only && !settings.only.includes(key)) return;
+  // `fullOnly`: left out of a quick run unless `--only` names it (the quick run's ~2 minutes are spent).
+  const run = async (key: string, name: string, suite: Suite, o: { fullOnly?: boolean } = {}) => {
+    if (settings.only ? !settings.only.includes(key) : o.fullOnly && settings.mode === "quick") return;
     log(`${name}`);
     try {
       rows.push(...(await suite(ctx)));
@@ -61,6 +63,9 @@ async function main(): Promise<number> {
     }
   };
   await run("streaming", "streaming: TTFT and throughput", streamingSuite);
+  // The SDK against /langgraph is already driven by the tests (test/e2e/langgraph-sdk.test.ts); the
+  // quick run has no time left for a second set of load windows, so only the full run measures it.
+  await run("sdk", "LangGraph SDK: messages-tuple on TOLLGATE's /langgraph and PEER", sdkSuite, { fullOnly: true });
   await run("latency", "token latency", tokenLatencySuite);
   await run("resume", "resume latency", resumeSuite);
   await run("cancel", "cancel latency", cancelSuite);

@@ -1,7 +1,7 @@
 /** How much of everything one bench run does: `--quick` for CI's smoke check, full otherwise. */
 export interface Settings {
   mode: "quick" | "full";
-  /** Run only these suites (streaming, latency, resume, cancel, checkpoints, eventlog, lock, memory, replicas). */
+  /** Run only these suites (streaming, sdk, latency, resume, cancel, checkpoints, eventlog, lock, memory, replicas). */
   only?: string[];
   /**
    * langgraph dev's `--n-jobs-per-worker` (its own default is 10): by default the most streams

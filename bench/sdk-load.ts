@@ -1,0 +1,116 @@
+/**
+ * Closed-loop load through LangGraph's JS SDK (`@langchain/langgraph-sdk`'s `Client`), for the
+ * servers that speak LangGraph's API: each of `concurrency` clients creates a thread, streams one
+ * run on it with `streamMode: "messages-tuple"`, reads it to its end and starts the next, until
+ * the window closes. The window's rules are load.ts's (ramp, drain, what counts inside it), so a
+ * `LoadWindow` from here reads like one from there; only the client differs, and it is the same
+ * for both servers.
+ */
+import { setMaxListeners } from "node:events";
+import { Client } from "@langchain/langgraph-sdk";
+import { nowUs } from "./clock.js";
+import type { LoadWindow } from "./load.js";
+import type { Child } from "./processes.js";
+import type { StreamResult } from "./sse-client.js";
+
+export async function sdkClosedLoop(
+  apiUrl: string,
+  server: Child,
+  concurrency: number,
+  windowMs: number,
+  message: () => string,
+  o: { rampMs?: number; drainMs?: number; watch?: Record<string, () => number> } = {},
+): Promise<LoadWindow> {
+  const meters: Record<string, () => number> = {
+    server: () => server.cpuSeconds(),
+    client: () => {
+      const u = process.cpuUsage();
+      return (u.user + u.system) / 1e6;
+    },
+    ...o.watch,
+  };
+  const read = () => Object.fromEntries(Object.entries(meters).map(([k, f]) => [k, f()]));
+  const ramp = o.rampMs ?? 0;
+  let cpuStart = read();
+  let cpuEnd: Record<string, number> | undefined;
+  const start = nowUs() + ramp * 1000;
+  const end = start + windowMs * 1000;
+  const openWindow = setTimeout(() => (cpuStart = read()), ramp);
+  const closeWindow = setTimeout(() => (cpuEnd = read()), ramp + windowMs);
+  // Runs still going when the window closes are read to their end, but not forever.
+  const cut = new AbortController();
+  setMaxListeners(0, cut.signal); // one listener per request in flight
+  const stopDraining = setTimeout(() => cut.abort(), ramp + windowMs + (o.drainMs ?? 60_000));
+  const runs: StreamResult[] = [];
+  const client = async () => {
+    // One Client per stream, as each browser tab or backend worker has its own: it never has more
+    // than one request out, so the SDK's queue (4 at a time per Client) never holds one back.
+    // No retries: an error answer must show as an error, not as a slow run. `apiKey: null`: no
+    // x-api-key header from a LANGSMITH_API_KEY that happens to be in the environment.
+    const sdk = new Client({ apiUrl, apiKey: null, callerOptions: { maxRetries: 0 } });
+    while (nowUs() < end) runs.push(await streamOne(sdk, message(), start, end, cut.signal));
+  };
+  await Promise.all(Array.from({ length: concurrency }, client));
+  clearTimeout(openWindow);
+  clearTimeout(closeWindow);
+  clearTimeout(stopDraining);
+  cpuEnd ??= read();
+  const seconds = windowMs / 1000;
+  const cutRuns = runs.filter((r) => r.error === "aborted");
+  const failed = runs.filter((r) => r.error !== "aborted" && (r.error || r.firstTokenUs === null));
+  return {
+    concurrency,
+    windowMs,
+    runs,
+    tokensPerSec: runs.reduce((n, r) => n + r.tokensInWindow, 0) / seconds,
+    runsPerSec: runs.filter((r) => !r.error && r.endUs >= start && r.endUs <= end).length / seconds,
+    ttftMs: runs.filter((r) => r.firstTokenUs !== null && r.startUs >= start).map((r) => (r.firstTokenUs! - r.startUs) / 1000),
+    errors: failed.length,
+    firstError: failed[0] ? (failed[0].error ?? "no token") : undefined,
+    cut: cutRuns.length,
+    cpu: Object.fromEntries(Object.keys(meters).map((k) => [k, cpuEnd![k]! - cpuStart[k]!])),
+  };
+}
+
+/**
+ * One thread, one streamed run. A token is a `messages` part whose message has content: PEER also
+ * sends parts with none (the model's role chunk first, its finish and usage chunks last), and at
+ * the node's end the whole answer once more as one message, which counts (one per run). TTFT runs
+ * from the `runs.stream` call (the thread already made) to the first token. Never rejects: an
+ * HTTP error keeps its status and body (the SDK's `HTTP <status>: <body>`), an `error` event its data.
+ */
+async function streamOne(sdk: Client, text: string, windowStart: number, windowEnd: number, signal: AbortSignal): Promise<StreamResult> {
+  const r: StreamResult = { status: 0, startUs: nowUs(), firstTokenUs: null, endUs: 0, tokens: 0, tokensInWindow: 0, lastEvent: null, lags: [] };
+  try {
+    const { thread_id } = await sdk.threads.create({ signal });
+    r.startUs = nowUs();
+    const parts = sdk.runs.stream(thread_id, "agent", {
+      input: { messages: [{ type: "human", content: text }] },
+      streamMode: "messages-tuple",
+      signal,
+    });
+    for await (const part of parts) {
+      const t = nowUs();
+      r.status = 200;
+      r.lastEvent = part.event;
+      if (part.event === "error") r.error = `error event: ${JSON.stringify(part.data).slice(0, 300)}`;
+      if (part.event !== "messages" || !hasContent((part.data as unknown[])[0])) continue;
+      r.tokens++;
+      if (t >= windowStart && t <= windowEnd) r.tokensInWindow++;
+      r.firstTokenUs ??= t;
+    }
+    // The SDK ends the loop quietly when its signal aborts.
+    if (signal.aborted) r.error = "aborted";
+  } catch (err) {
+    const e = err as { status?: number; message?: string };
+    r.status = e.status ?? r.status;
+    r.error = signal.aborted ? "aborted" : String(e.message ?? err).slice(0, 300);
+  }
+  r.endUs = nowUs();
+  return r;
+}
+
+function hasContent(message: unknown): boolean {
+  const content = (message as { content?: unknown } | undefined)?.content;
+  return typeof content === "string" ? content.length > 0 : Array.isArray(content) && content.length > 0;
+}
