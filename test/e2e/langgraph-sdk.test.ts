@@ -4,8 +4,11 @@
  * The shapes are here; the gate's guarantees (once, never, four eyes, races, cancel, masking,
  * expiry) run through both APIs in api-faces.test.ts.
  */
+import fs from "node:fs";
+import path from "node:path";
 import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { REPO_ROOT, type ServerProcess, startServer } from "../helpers/server-process.js";
 import { within } from "../helpers/within.js";
 import { expectNoStackTraces, type Stack, startStack, threadId } from "./support.js";
 
@@ -248,5 +251,60 @@ describe("rejoining a stream", () => {
       expect(rest.map((p) => p.data)).toEqual(framed.slice(cut + 1).map((p) => p.data));
     }
     expect(await collect(alice.runs.joinStream(id, runId, { lastEventId: framed.at(-1)!.id, streamMode: ["values", "messages-tuple"] }))).toEqual([]);
+  });
+});
+
+describe("a team's graphs through /langgraph", () => {
+  const ALICE = "tok-alice-0001";
+  const OPS = "tok-ops-000001";
+  let server: ServerProcess;
+  let a: Client;
+  let o: Client;
+  beforeAll(async () => {
+    server = await startServer({ TOLLGATE_GRAPHS: path.join(REPO_ROOT, "test/fixtures/graphs/langgraph.json"), AUTH_TOKENS: JSON.stringify(TOKENS) });
+    a = clientFor(ALICE, server.url);
+    o = clientFor(OPS, server.url);
+  });
+  afterAll(async () => {
+    if (server) expectNoStackTraces(server);
+    await server?.kill();
+  });
+  const wired = () => {
+    const file = path.join(server.dataDir, "wired.jsonl");
+    return fs.existsSync(file) ? fs.readFileSync(file, "utf8").trim().split("\n").filter(Boolean) : [];
+  };
+
+  it("lists one assistant per graph, each found by its id or its graph id", async () => {
+    const found = await a.assistants.search({ limit: 10 });
+    expect(found.map((x) => x.graph_id).sort()).toEqual(["asks", "gated", "hitl", "ungated"]);
+    for (const x of found) expect(await a.assistants.get(x.graph_id)).toMatchObject({ assistant_id: x.assistant_id });
+  });
+
+  it("createAgent's HITL middleware: the approval in its own shape, masked; a positional approval pays once", async () => {
+    const id = threadId("lg-hitl-graph");
+    const parts = await collect(a.runs.stream(id, "hitl", { input: { messages: [{ type: "human", content: "wire 100 to amy" }] }, streamMode: ["values", "updates"] }));
+    const [intr] = interruptOf(parts);
+    expect(intr!.value).toMatchObject({ action_requests: [{ name: "wire_money", args: { to: "***", cents: 100 } }], review_configs: [{ action_name: "wire_money" }] });
+    // The payee is only in the user's own words: not in the call, the request or its description.
+    expect(JSON.stringify(intr)).not.toContain("amy");
+    expect(JSON.stringify(lastValues(parts).messages.filter((m) => m.type !== "human"))).not.toContain("amy");
+    expect(await a.threads.get(id)).toMatchObject({ metadata: { graph_id: "hitl" } });
+    await collect(o.runs.stream(id, "hitl", { command: { resume: { decisions: [{ type: "approve" }] } } }));
+    expect(wired()).toHaveLength(1);
+  });
+
+  it("interrupt() in a plan node: the graph's own value under its id, answered with a bare resume value", async () => {
+    const id = threadId("lg-asks");
+    const parts = await collect(a.runs.stream(id, "asks", { input: { messages: [{ type: "human", content: "refund all three" }] }, streamMode: ["values"] }));
+    const [question] = interruptOf(parts);
+    expect(question!.value).toEqual({ question: "Refund all three orders?" });
+    const done = await collect(a.runs.stream(id, "asks", { command: { resume: "yes, all three" }, streamMode: ["values"] }));
+    expect(lastValues(done).messages.at(-1)).toMatchObject({ type: "ai", content: "You said: yes, all three" });
+  });
+
+  it("a thread keeps its graph: another assistant on it is 409", async () => {
+    const id = threadId("lg-keep");
+    await collect(a.runs.stream(id, "asks", { input: { messages: [{ type: "human", content: "hello" }] } }));
+    await expect(collect(a.runs.stream(id, "gated", { input: { messages: [{ type: "human", content: "again" }] } }))).rejects.toMatchObject({ status: 409 });
   });
 });
