@@ -22,15 +22,18 @@ let s: Stack;
 /** A server whose approvals expire after a second, for the late approval. */
 let short: ServerProcess;
 let shortDb: TestDb;
+/** A server that allows each principal two runs a minute. */
+let limited: ServerProcess;
 beforeAll(async () => {
   s = await startStack(AUTH);
   short = await startServer({ MODEL: "fake-model", OPENAI_API_KEY: "test-key", OPENAI_BASE_URL: s.model.url, TOLLGATE_TEST_TOOLS: "1", ...AUTH, APPROVAL_TTL_SECONDS: "1", EXPIRY_SWEEP_MS: "50" });
   shortDb = openDb(short.dataDir);
+  limited = await startServer({ MODEL: "fake-model", OPENAI_API_KEY: "test-key", OPENAI_BASE_URL: s.model.url, TOLLGATE_TEST_TOOLS: "1", ...AUTH, RATE_LIMIT_RUNS_PER_MINUTE: "2" });
 });
 afterAll(async () => {
-  for (const server of [s?.server, short].filter(Boolean)) expectNoStackTraces(server!);
+  for (const server of [s?.server, short, limited].filter(Boolean)) expectNoStackTraces(server!);
   shortDb?.close();
-  await short?.kill();
+  await Promise.all([short?.kill(), limited?.kill()]);
   await s?.stop();
 });
 
@@ -154,5 +157,14 @@ describe.each(FACES)("through %s's API", (face: FaceName) => {
     const intr = (ending as { interruptId: string }).interruptId;
     await expect(asker.decide(id, intr, [{ callId: `${face}-a7`, approved: true }])).rejects.toMatchObject({ status: 410 });
     expect(refunds(shortDb, `${face}-a7`)).toHaveLength(0);
+  });
+
+  it("the same rate limit per principal: a third run in the minute is 429", async () => {
+    const who = apiClient(face, limited.url, face === "tollgate" ? "tok-alice-0001" : "tok-bob-000001");
+    for (const n of [1, 2]) {
+      s.model.push({ text: `answer ${n}` });
+      expect((await who.send(threadId(`${face}-limit`), `message ${n}`)).ending).toEqual({ kind: "done", text: `answer ${n}` });
+    }
+    await expect(who.send(threadId(`${face}-limit`), "one too many")).rejects.toMatchObject({ status: 429 });
   });
 });
