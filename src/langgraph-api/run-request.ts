@@ -29,7 +29,7 @@ export type RunAsk = { kind: "message"; message: string } | { kind: "resume"; re
 /**
  * The run a request asks for. Refused, because each could open the gate around it: messages that
  * answer tool calls or carry them, a command that writes state or jumps to a node, breakpoints of
- * its own; then what this server does not do (queueing runs, starting from an old checkpoint).
+ * its own; then what this server does not do (queueing runs).
  */
 export function readRunAsk(body: RunCreate): RunAsk {
   const { command } = body;
@@ -42,11 +42,22 @@ export function readRunAsk(body: RunCreate): RunAsk {
   if (body.multitask_strategy !== undefined && body.multitask_strategy !== "reject") {
     throw new AppError("unsupported", "Only multitask_strategy 'reject' is supported: one run at a time per thread");
   }
-  if (body.checkpoint != null || body.checkpoint_id != null) throw new AppError("unsupported", "Runs from an earlier checkpoint are not supported");
   // `input` may ride along with a resume (Agent Chat UI sends `{}`): the command wins, as in LangGraph.
   if (command && command.resume !== undefined) return { kind: "resume", resume: command.resume };
   if (message === undefined) throw new AppError("invalid_request", "input.messages with one user message, or command.resume, is required");
   return { kind: "message", message };
+}
+
+/**
+ * The checkpoint a run asks to start from, if any. LangGraph's `useStream` sends the thread's head
+ * with every run: that is where every run starts anyway. Only an older one (a fork) is refused.
+ */
+export function requestedCheckpoint(body: RunCreate): string | undefined {
+  const nested = body.checkpoint && typeof body.checkpoint === "object" ? (body.checkpoint as { checkpoint_id?: unknown }).checkpoint_id : undefined;
+  const id = nested ?? body.checkpoint_id;
+  if (id == null) return undefined;
+  if (typeof id !== "string") throw new AppError("invalid_request", "checkpoint_id must be a string");
+  return id;
 }
 
 /** The stream modes asked for; none means `values`, as in LangGraph. */

@@ -10,7 +10,7 @@ import { threadParam } from "../server/thread-param.js";
 import { graphOfAssistant } from "./assistant-id.js";
 import { runObject } from "./resources.js";
 import { bindResume } from "./resume-command.js";
-import { readRunAsk, type RunCreate, runCreateBody, streamModes } from "./run-request.js";
+import { readRunAsk, requestedCheckpoint, type RunCreate, runCreateBody, streamModes } from "./run-request.js";
 import { finalResult, runStream } from "./run-stream.js";
 import { parsePosition } from "./stream-frames.js";
 
@@ -25,6 +25,12 @@ export function runsRoutes(deps: AppDeps): Hono {
     const threadId = threadParam(c);
     const ask = readRunAsk(body);
     const graph = graphOfAssistant(deps.threads.catalog(), body.assistant_id);
+    const from = requestedCheckpoint(body);
+    // A run always starts from the thread's head; naming the head is fine, an older checkpoint
+    // (fork, regenerate) could replay what the ledger has settled since.
+    if (from !== undefined && from !== (await deps.threads.snapshot(p, threadId)).checkpoint?.id) {
+      throw new AppError("unsupported", "Runs from an earlier checkpoint (fork, regenerate) are not supported: only the thread's current one");
+    }
     if (ask.kind === "message") {
       const run = await deps.runs.startMessage(p, { threadId, message: ask.message, onDisconnect, graphId: graph.id });
       return { run, p, threadId };

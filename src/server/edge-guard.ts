@@ -73,8 +73,8 @@ export function originGuard(corsOrigins: readonly string[]): MiddlewareHandler[]
     cors({
       origin: [...listed],
       allowMethods: ["GET", "POST", "DELETE", "OPTIONS"],
-      // x-api-key: LangGraph's SDK sends its key so.
-      allowHeaders: ["authorization", "content-type", "accept", "last-event-id", "x-api-key"],
+      // x-api-key: LangGraph's SDK sends its key so; x-auth-scheme: Agent Chat UI may add it.
+      allowHeaders: ["authorization", "content-type", "accept", "last-event-id", "x-api-key", "x-auth-scheme"],
       // Date: a page on another origin counts down to `expires_at` on the server's clock.
       // Content-Location: LangGraph's SDK reads a new run's id from it.
       exposeHeaders: ["X-Run-Id", "Retry-After", "WWW-Authenticate", "Date", "Content-Location"],

@@ -235,6 +235,20 @@ describe("the gate through LangGraph's shapes", () => {
   });
 });
 
+describe("checkpoints", () => {
+  it("a run that names the thread's head starts as any run does (useStream sends it); an older checkpoint is 422", async () => {
+    const id = threadId("lg-head");
+    s.model.push({ text: "First answer." });
+    await collect(alice.runs.stream(id, "agent", { input: { messages: [{ type: "human", content: "one" }] } }));
+    const head = await alice.threads.getState(id);
+    expect(head.checkpoint?.checkpoint_id).toBeTruthy();
+    s.model.push({ text: "Second answer." });
+    const parts = await collect(alice.runs.stream(id, "agent", { input: { messages: [{ type: "human", content: "two" }] }, checkpoint: head.checkpoint! }));
+    expect(lastValues(parts).messages.map((m) => m.content)).toEqual(["one", "First answer.", "two", "Second answer."]);
+    await expect(collect(alice.runs.stream(id, "agent", { input: { messages: [{ type: "human", content: "fork" }] }, checkpoint: head.checkpoint! }))).rejects.toMatchObject({ status: 422 });
+  });
+});
+
 describe("rejoining a stream", () => {
   it("rejoins after any frame with neither a gap nor a repeat", async () => {
     const id = threadId("lg-rejoin");
