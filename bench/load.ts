@@ -91,6 +91,20 @@ export async function closedLoop(
   clearTimeout(stopDraining);
   close();
   agent.destroy();
+  return windowOf({ concurrency, windowMs, runs, start, end, cpuStart, cpuEnd: cpuEnd! });
+}
+
+/** A window's figures from its runs: what finished, streamed and failed inside [start, end], and the CPU each meter used. */
+export function windowOf(o: {
+  concurrency: number;
+  windowMs: number;
+  runs: StreamResult[];
+  start: number;
+  end: number;
+  cpuStart: Record<string, number>;
+  cpuEnd: Record<string, number>;
+}): LoadWindow {
+  const { concurrency, windowMs, runs, start, end } = o;
   const seconds = windowMs / 1000;
   const cutRuns = runs.filter((r) => r.error === "aborted");
   const failed = runs.filter((r) => r.error !== "aborted" && (r.error || r.firstTokenUs === null));
@@ -104,7 +118,7 @@ export async function closedLoop(
     errors: failed.length,
     firstError: failed[0] ? (failed[0].error ?? "no token") : undefined,
     cut: cutRuns.length,
-    cpu: Object.fromEntries(Object.keys(meters).map((k) => [k, cpuEnd![k]! - cpuStart[k]!])),
+    cpu: Object.fromEntries(Object.keys(o.cpuStart).map((k) => [k, o.cpuEnd[k]! - o.cpuStart[k]!])),
   };
 }
 

@@ -9,7 +9,7 @@
 import { setMaxListeners } from "node:events";
 import { Client } from "@langchain/langgraph-sdk";
 import { nowUs } from "./clock.js";
-import type { LoadWindow } from "./load.js";
+import { type LoadWindow, windowOf } from "./load.js";
 import type { Child } from "./processes.js";
 import type { StreamResult } from "./sse-client.js";
 
@@ -55,21 +55,7 @@ export async function sdkClosedLoop(
   clearTimeout(closeWindow);
   clearTimeout(stopDraining);
   cpuEnd ??= read();
-  const seconds = windowMs / 1000;
-  const cutRuns = runs.filter((r) => r.error === "aborted");
-  const failed = runs.filter((r) => r.error !== "aborted" && (r.error || r.firstTokenUs === null));
-  return {
-    concurrency,
-    windowMs,
-    runs,
-    tokensPerSec: runs.reduce((n, r) => n + r.tokensInWindow, 0) / seconds,
-    runsPerSec: runs.filter((r) => !r.error && r.endUs >= start && r.endUs <= end).length / seconds,
-    ttftMs: runs.filter((r) => r.firstTokenUs !== null && r.startUs >= start).map((r) => (r.firstTokenUs! - r.startUs) / 1000),
-    errors: failed.length,
-    firstError: failed[0] ? (failed[0].error ?? "no token") : undefined,
-    cut: cutRuns.length,
-    cpu: Object.fromEntries(Object.keys(meters).map((k) => [k, cpuEnd![k]! - cpuStart[k]!])),
-  };
+  return windowOf({ concurrency, windowMs, runs, start, end, cpuStart, cpuEnd });
 }
 
 /**
