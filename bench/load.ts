@@ -43,15 +43,7 @@ export async function closedLoop(
     onClose?: () => void;
   } = {},
 ): Promise<LoadWindow> {
-  const meters: Record<string, () => number> = {
-    server: () => target.child.cpuSeconds(),
-    client: () => {
-      const u = process.cpuUsage();
-      return (u.user + u.system) / 1e6;
-    },
-    ...o.watch,
-  };
-  const read = () => Object.fromEntries(Object.entries(meters).map(([k, f]) => [k, f()]));
+  const read = cpuMeters(() => target.child.cpuSeconds(), o.watch);
   const ramp = o.rampMs ?? 0;
   let cpuStart = read();
   let cpuEnd: Record<string, number> | undefined;
@@ -92,6 +84,19 @@ export async function closedLoop(
   close();
   agent.destroy();
   return windowOf({ concurrency, windowMs, runs, start, end, cpuStart, cpuEnd: cpuEnd! });
+}
+
+/** Reads the CPU seconds used so far by the server, this process (the client) and whatever else `watch` names. */
+export function cpuMeters(server: () => number, watch: Record<string, () => number> = {}): () => Record<string, number> {
+  const meters: Record<string, () => number> = {
+    server,
+    client: () => {
+      const u = process.cpuUsage();
+      return (u.user + u.system) / 1e6;
+    },
+    ...watch,
+  };
+  return () => Object.fromEntries(Object.entries(meters).map(([k, f]) => [k, f()]));
 }
 
 /** A window's figures from its runs: what finished, streamed and failed inside [start, end], and the CPU each meter used. */

@@ -9,7 +9,7 @@
 import { setMaxListeners } from "node:events";
 import { Client } from "@langchain/langgraph-sdk";
 import { nowUs } from "./clock.js";
-import { type LoadWindow, windowOf } from "./load.js";
+import { cpuMeters, type LoadWindow, windowOf } from "./load.js";
 import type { Child } from "./processes.js";
 import type { StreamResult } from "./sse-client.js";
 
@@ -21,15 +21,7 @@ export async function sdkClosedLoop(
   message: () => string,
   o: { rampMs?: number; drainMs?: number; watch?: Record<string, () => number> } = {},
 ): Promise<LoadWindow> {
-  const meters: Record<string, () => number> = {
-    server: () => server.cpuSeconds(),
-    client: () => {
-      const u = process.cpuUsage();
-      return (u.user + u.system) / 1e6;
-    },
-    ...o.watch,
-  };
-  const read = () => Object.fromEntries(Object.entries(meters).map(([k, f]) => [k, f()]));
+  const read = cpuMeters(() => server.cpuSeconds(), o.watch);
   const ramp = o.rampMs ?? 0;
   let cpuStart = read();
   let cpuEnd: Record<string, number> | undefined;
