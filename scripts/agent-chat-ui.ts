@@ -22,7 +22,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import crypto from "node:crypto";
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -30,6 +29,7 @@ import Database from "better-sqlite3";
 import type { Browser, Page } from "playwright-core";
 import type { ThreadView } from "../src/protocol/index.js";
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from "../test/helpers/browser.js";
+import { freePort } from "../test/helpers/free-port.js";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const VENDOR = path.join(ROOT, "vendor/agent-chat-ui");
@@ -144,17 +144,6 @@ async function run(what: string, cmd: string, args: string[], opts: { cwd: strin
     throw new StepFailure(`${(e as Error).message}\n--- ${opts.log} (tail) ---\n${tail(opts.log)}`);
   }
   if (child.exitCode !== 0) throw new StepFailure(`${what} failed (${how})\n--- ${opts.log} (tail) ---\n${tail(opts.log)}`);
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 /** Only what a child needs from this shell: no MODEL, OPENAI_*, AUTH_*, NEXT_PUBLIC_* … leaks in. */
