@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { AppError } from "../protocol/index.js";
 import type { GraphCatalog, ServedGraph } from "../graph/index.js";
 
-/** The namespace langgraph-api derives assistant ids in (RFC 4122's URL namespace). */
+/** The namespace langgraph-api derives assistant ids in (not RFC 4122's URL namespace, `6ba7b811…`). */
 const ASSISTANT_NAMESPACE = "6ba7b821-9dad-11d1-80b4-00c04fd430c8";
 
 /** The assistant id LangGraph's servers give a graph: uuid5 of its id, so clients' stored ids carry over. */

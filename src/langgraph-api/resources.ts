@@ -1,4 +1,3 @@
-
 import type { RunRow, ThreadRow, ThreadSnapshot } from "../runs/index.js";
 import { assistantIdOf } from "./assistant-id.js";
 import { interruptsOf } from "./hitl-value.js";

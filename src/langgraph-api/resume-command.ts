@@ -1,14 +1,15 @@
 import { isDeepStrictEqual } from "node:util";
 import { AppError, type Answer, type Decision, type InterruptPayload } from "../protocol/index.js";
 
-/** A resume in tollgate's terms: every decision bound to a call id. */
+/**
+ * A resume in tollgate's terms: every decision bound to a call id. Not yet checked: the caller
+ * holds it to `POST …/resume`'s schema (tollgate's own form arrives here as it was sent).
+ */
 export interface BoundResume {
   interruptId: string;
-  decisions: Decision[];
-  answers: Answer[];
+  decisions: unknown;
+  answers: unknown;
 }
-
-const MAX_REASON = 2000;
 
 /**
  * `command.resume` in the three forms LangGraph clients send, against the open interrupt (as
@@ -18,7 +19,7 @@ const MAX_REASON = 2000;
  */
 export function bindResume(resume: unknown, open: InterruptPayload): BoundResume {
   const obj = isObject(resume) ? resume : undefined;
-  if (obj && typeof obj.interrupt_id === "string") return ownForm(obj);
+  if (obj && typeof obj.interrupt_id === "string") return { interruptId: obj.interrupt_id, decisions: obj.decisions ?? [], answers: obj.answers ?? [] };
   if (obj && Array.isArray(obj.decisions)) {
     return { interruptId: open.interrupt_id, decisions: positional(obj.decisions, open), answers: [] };
   }
@@ -39,31 +40,6 @@ export function bindResume(resume: unknown, open: InterruptPayload): BoundResume
   throw new AppError("invalid_request", "command.resume must be {decisions: [...]}, a map keyed by __interrupt__ ids, or {interrupt_id, decisions}");
 }
 
-/** tollgate's own resume body, inside `command.resume`. */
-function ownForm(obj: Record<string, unknown>): BoundResume {
-  const decisions = obj.decisions ?? [];
-  const answers = obj.answers ?? [];
-  if (!Array.isArray(decisions) || !Array.isArray(answers)) throw new AppError("invalid_request", "decisions and answers must be arrays");
-  return {
-    interruptId: obj.interrupt_id as string,
-    decisions: decisions.map((d: unknown) => {
-      if (!isObject(d) || typeof d.call_id !== "string" || typeof d.approved !== "boolean") {
-        throw new AppError("invalid_request", "Each decision needs call_id (string) and approved (boolean)");
-      }
-      return {
-        call_id: d.call_id,
-        approved: d.approved,
-        ...(typeof d.reason === "string" ? { reason: clip(d.reason) } : {}),
-        ...(isObject(d.edited_args) ? { edited_args: d.edited_args } : {}),
-      };
-    }),
-    answers: answers.map((a: unknown) => {
-      if (!isObject(a) || typeof a.question_id !== "string") throw new AppError("invalid_request", "Each answer needs question_id");
-      return { question_id: a.question_id, value: a.value };
-    }),
-  };
-}
-
 /**
  * The middleware's decisions, one per action request in order, each bound to the call it stands
  * for. Fewer than the calls: the calls left out get no decision (tollgate rejects them); more → 400.
@@ -81,7 +57,7 @@ function positional(list: unknown[], open: InterruptPayload): Decision[] {
       case "approve":
         return { call_id: call.call_id, approved: true };
       case "reject":
-        return { call_id: call.call_id, approved: false, ...(typeof raw.message === "string" && raw.message ? { reason: clip(raw.message) } : {}) };
+        return { call_id: call.call_id, approved: false, ...(typeof raw.message === "string" && raw.message ? { reason: raw.message } : {}) };
       case "edit": {
         const action = raw.edited_action ?? raw.editedAction;
         if (!isObject(action) || !isObject(action.args)) throw new AppError("invalid_request", `Decision ${i}: edit needs edited_action {name, args}`);
@@ -95,11 +71,6 @@ function positional(list: unknown[], open: InterruptPayload): Decision[] {
         throw new AppError("invalid_request", `Decision ${i}: type must be approve, edit or reject`);
     }
   });
-}
-
-function clip(s: string): string {
-  if (s.length > MAX_REASON) throw new AppError("invalid_request", `A reason is limited to ${MAX_REASON} characters`);
-  return s;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

@@ -60,10 +60,13 @@ export function requestedCheckpoint(body: RunCreate): string | undefined {
   return id;
 }
 
-/** The stream modes asked for; none means `values`, as in LangGraph. */
-export function streamModes(body: RunCreate): Set<StreamMode> {
-  const asked = body.stream_mode === undefined ? [] : Array.isArray(body.stream_mode) ? body.stream_mode : [body.stream_mode];
-  return new Set(asked.length ? asked : ["values"]);
+const streamModeList = z.array(z.enum(STREAM_MODES));
+
+/** The stream modes asked for (a body's `stream_mode`, a rejoin's query); none means `values`, as in LangGraph. */
+export function streamModes(asked: unknown): Set<StreamMode> {
+  const list = streamModeList.safeParse(asked === undefined ? [] : Array.isArray(asked) ? asked : [asked]);
+  if (!list.success) throw new AppError("invalid_request", `stream_mode must be among ${STREAM_MODES.join(", ")}`);
+  return new Set(list.data.length ? list.data : ["values"]);
 }
 
 /** The one user message in `input.messages`; tool and assistant messages are refused. Empty input is none. */

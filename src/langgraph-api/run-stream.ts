@@ -68,11 +68,11 @@ export async function finalResult(o: { runs: RunService; threads: ThreadService;
   for await (const batch of o.runs.events(o.runId, -1, o.signal)) {
     for (const e of batch) if (isTerminal(e)) last = e;
   }
-  const snapshot = await o.threads.snapshot(o.principal, o.threadId);
   if (last?.type === "error") {
     const d = JSON.parse(last.data) as { code: string; message: string };
     return { __error__: { error: d.code, message: d.message } };
   }
+  const snapshot = await o.threads.snapshot(o.principal, o.threadId);
   if (last?.type === "interrupt" && snapshot.pending) {
     return { __interrupt__: interruptsOf(snapshot.pending) };
   }

@@ -1,7 +1,7 @@
 import { type Context, Hono } from "hono";
 import type { Principal } from "../auth/index.js";
 import { AppError, formatIssues } from "../protocol/index.js";
-import type { ActiveRun } from "../runs/index.js";
+import type { ActiveRun, ThreadSnapshot } from "../runs/index.js";
 import type { AppDeps } from "../server/app-deps.js";
 import { parseBody } from "../server/parse-body.js";
 import { principalOf } from "../server/principal-context.js";
@@ -26,16 +26,19 @@ export function runsRoutes(deps: AppDeps): Hono {
     const ask = readRunAsk(body);
     const graph = graphOfAssistant(deps.threads.catalog(), body.assistant_id);
     const from = requestedCheckpoint(body);
+    // Read at most once: for a named checkpoint, for a resume; a plain message reads nothing here.
+    let read: Promise<ThreadSnapshot> | undefined;
+    const thread = () => (read ??= deps.threads.snapshot(p, threadId));
     // A run always starts from the thread's head; naming the head is fine, an older checkpoint
     // (fork, regenerate) could replay what the ledger has settled since.
-    if (from !== undefined && from !== (await deps.threads.snapshot(p, threadId)).checkpoint?.id) {
+    if (from !== undefined && from !== (await thread()).checkpoint?.id) {
       throw new AppError("unsupported", "Runs from an earlier checkpoint (fork, regenerate) are not supported: only the thread's current one");
     }
     if (ask.kind === "message") {
       const run = await deps.runs.startMessage(p, { threadId, message: ask.message, onDisconnect, graphId: graph.id });
       return { run, p, threadId };
     }
-    const snapshot = await deps.threads.snapshot(p, threadId);
+    const snapshot = await thread();
     if (snapshot.row.graph_id !== graph.id) {
       throw new AppError("graph_mismatch", `This thread runs graph '${snapshot.row.graph_id}'; a thread keeps its graph for life`);
     }
@@ -69,7 +72,7 @@ export function runsRoutes(deps: AppDeps): Hono {
       threadId,
       runId: run.runId,
       graphId: run.graph.id,
-      modes: streamModes(body),
+      modes: streamModes(body.stream_mode),
       clientSignal: c.req.raw.signal,
       onClientGone: () => deps.runs.clientGone(run),
       heartbeatMs,
@@ -128,7 +131,7 @@ export function runsRoutes(deps: AppDeps): Hono {
       threadId,
       runId: row.run_id,
       graphId: thread.graph_id,
-      modes: streamModes(runCreateBody.parse({ assistant_id: thread.graph_id, stream_mode: modes?.length ? modes : ["values", "messages-tuple", "updates"] })),
+      modes: streamModes(modes?.length ? modes : ["values", "messages-tuple", "updates"]),
       after: parsePosition(c.req.header("last-event-id")),
       clientSignal: c.req.raw.signal,
       heartbeatMs,

@@ -67,8 +67,7 @@ export class FrameTranslator {
   }
 
   private async framesOf(e: LoggedEvent): Promise<Frame[]> {
-    // Tokens are the bulk of a stream: their text is read without parsing the whole line.
-    const d = (e.type === "token" ? { text: (JSON.parse(e.data) as { text?: string }).text } : JSON.parse(e.data)) as Record<string, unknown>;
+    const d = JSON.parse(e.data) as Record<string, unknown>;
     switch (e.type) {
       case "token":
         return this.aiChunk({ content: String(d.text ?? "") });
