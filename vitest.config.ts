@@ -49,6 +49,7 @@ const ON_POSTGRES = [
  * the gate pauses one level down (SQLite); "graph-kit" — the kit's graph itself, on PostgreSQL.
  */
 const ON_GRAPHS = [
+  "api-faces",
   "cancel",
   "core-flow",
   "demo-flow",

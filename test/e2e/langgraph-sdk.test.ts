@@ -265,6 +265,8 @@ describe("rejoining a stream", () => {
       expect(rest.map((p) => p.data)).toEqual(framed.slice(cut + 1).map((p) => p.data));
     }
     expect(await collect(alice.runs.joinStream(id, runId, { lastEventId: framed.at(-1)!.id, streamMode: ["values", "messages-tuple"] }))).toEqual([]);
+    const badMode = await fetch(`${s.server.url}/langgraph/threads/${id}/runs/${runId}/stream?stream_mode=everything`, { headers: { "x-api-key": "tok-alice-0001" } });
+    expect([badMode.status, ((await badMode.json()) as { error: { code: string } }).error.code]).toEqual([400, "invalid_request"]);
   });
 });
 
