@@ -1,7 +1,7 @@
 import type { RunRow, ThreadRow, ThreadSnapshot } from "../runs/index.js";
 import { assistantIdOf } from "./assistant-id.js";
 import { interruptsOf } from "./hitl-value.js";
-import { type LangGraphMessage, toLangGraphMessage } from "./wire-messages.js";
+import { type LangGraphMessage, toLangGraphMessage } from "../protocol/index.js";
 
 /** A thread's status as LangGraph names it. */
 export function threadStatus(t: ThreadRow): "idle" | "busy" | "interrupted" | "error" {

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { AppError } from "../protocol/index.js";
+import { FRAME_MODES, type FrameRequest } from "../runs/index.js";
 import { STREAM_MODES, type StreamMode } from "./stream-frames.js";
 
 const MAX_MESSAGE_CHARS = 32 * 1024;
@@ -67,6 +68,16 @@ export function streamModes(asked: unknown): Set<StreamMode> {
   const list = streamModeList.safeParse(asked === undefined ? [] : Array.isArray(asked) ? asked : [asked]);
   if (!list.success) throw new AppError("invalid_request", `stream_mode must be among ${STREAM_MODES.join(", ")}`);
   return new Set(list.data.length ? list.data : ["values"]);
+}
+
+/**
+ * What of the graph's own stream (node updates, what nodes write, debug) the run keeps for its
+ * streams: what the body's modes ask for, as langgraph-api keeps only the modes a run was made with.
+ */
+export function frameRequest(body: RunCreate): FrameRequest | undefined {
+  const asked = streamModes(body.stream_mode);
+  const modes = new Set(FRAME_MODES.filter((m) => asked.has(m)));
+  return modes.size ? { modes, subgraphs: body.stream_subgraphs === true } : undefined;
 }
 
 /** The one user message in `input.messages`; tool and assistant messages are refused. Empty input is none. */

@@ -1,13 +1,13 @@
 import type { Principal } from "../auth/index.js";
 import type { Logger } from "../logger.js";
 import { isTerminal, type LoggedEvent } from "../protocol/index.js";
-import type { RunService, ThreadService } from "../runs/index.js";
+import { FRAME_MODES, type GraphFrame, type RunService, type ThreadService } from "../runs/index.js";
 import { sseResponse } from "../server/sse-response.js";
 import { assistantIdOf } from "./assistant-id.js";
 import { interruptsOf } from "./hitl-value.js";
 import { valuesOf } from "./resources.js";
 import { encodeFrame } from "./sse-frames.js";
-import { type Frame, FrameTranslator, type StreamMode, type StreamPosition } from "./stream-frames.js";
+import { type Frame, FrameTranslator, seenAt, type StreamMode, type StreamPosition } from "./stream-frames.js";
 
 export interface RunStreamOptions {
   runs: RunService;
@@ -28,7 +28,8 @@ export interface RunStreamOptions {
 /**
  * A run's events as LangGraph's stream: `metadata` first, then its modes. The run's whole log is
  * translated from its first event (a frame depends on the ones before it: which message a token
- * belongs to), and what a rejoining client has seen is left out.
+ * belongs to), with the graph's own chunks in their places when the modes want them, and what a
+ * rejoining client has seen is left out.
  */
 export function runStream(o: RunStreamOptions): Response {
   const translator = new FrameTranslator({
@@ -39,21 +40,18 @@ export function runStream(o: RunStreamOptions): Response {
     modes: o.modes,
     readValues: async () => valuesOf(await o.threads.snapshot(o.principal, o.threadId)),
   });
-  const seen = (id: string | undefined) => {
-    if (!o.after || id === undefined) return false;
-    const [seq, n] = id.split(":").map(Number) as [number, number];
-    return seq < o.after.seq || (seq === o.after.seq && n <= o.after.n);
-  };
-  const text = (frames: Frame[]) => frames.filter((f) => !seen(f.id)).map(encodeFrame).join("");
-  return sseResponse({
+  const text = (frames: Frame[]) => frames.filter((f) => !seenAt(o.after, f.id)).map(encodeFrame).join("");
+  // The graph's own chunks only when asked for: they are kept while the run is live in this process.
+  const chunks = FRAME_MODES.some((m) => o.modes.has(m));
+  return sseResponse<LoggedEvent | GraphFrame>({
     runId: o.runId,
-    events: (signal) => o.runs.events(o.runId, -1, signal),
+    events: (signal) => (chunks ? o.runs.eventsWithFrames(o.runId, signal) : o.runs.events(o.runId, -1, signal)),
     clientSignal: o.clientSignal,
     onClientGone: o.onClientGone,
     heartbeatMs: o.heartbeatMs,
     log: o.log,
     prelude: async () => (o.after ? "" : encodeFrame({ event: "metadata", data: { run_id: o.runId, attempt: 1 } }) + text(await translator.start())),
-    encode: async (batch: LoggedEvent[]) => {
+    encode: async (batch) => {
       let out = "";
       for (const e of batch) out += text(await translator.frames(e));
       return out;

@@ -1,7 +1,7 @@
 import { type Context, Hono } from "hono";
 import type { Principal } from "../auth/index.js";
 import { AppError, formatIssues } from "../protocol/index.js";
-import type { ActiveRun, ThreadSnapshot } from "../runs/index.js";
+import type { ActiveRun, FrameRequest, ThreadSnapshot } from "../runs/index.js";
 import type { AppDeps } from "../server/app-deps.js";
 import { parseBody } from "../server/parse-body.js";
 import { principalOf } from "../server/principal-context.js";
@@ -10,7 +10,7 @@ import { threadParam } from "../server/thread-param.js";
 import { graphOfAssistant } from "./assistant-id.js";
 import { runObject } from "./resources.js";
 import { bindResume } from "./resume-command.js";
-import { readRunAsk, requestedCheckpoint, type RunCreate, runCreateBody, streamModes } from "./run-request.js";
+import { frameRequest, readRunAsk, requestedCheckpoint, type RunCreate, runCreateBody, streamModes } from "./run-request.js";
 import { finalResult, runStream } from "./run-stream.js";
 import { parsePosition } from "./stream-frames.js";
 
@@ -20,7 +20,8 @@ export function runsRoutes(deps: AppDeps): Hono {
   const { heartbeatMs, log } = deps;
 
   /** Starts what the body asks for through the same run service as tollgate's own routes. */
-  async function start(c: Context, body: RunCreate, onDisconnect: "cancel" | "continue"): Promise<{ run: ActiveRun; p: Principal; threadId: string }> {
+  async function start(c: Context, body: RunCreate, o: { onDisconnect: "cancel" | "continue"; frames?: FrameRequest }): Promise<{ run: ActiveRun; p: Principal; threadId: string }> {
+    const { onDisconnect, frames } = o;
     const p = principalOf(c);
     const threadId = threadParam(c);
     const ask = readRunAsk(body);
@@ -35,7 +36,7 @@ export function runsRoutes(deps: AppDeps): Hono {
       throw new AppError("unsupported", "Runs from an earlier checkpoint (fork, regenerate) are not supported: only the thread's current one");
     }
     if (ask.kind === "message") {
-      const run = await deps.runs.startMessage(p, { threadId, message: ask.message, onDisconnect, graphId: graph.id });
+      const run = await deps.runs.startMessage(p, { threadId, message: ask.message, onDisconnect, graphId: graph.id, frames });
       return { run, p, threadId };
     }
     const snapshot = await thread();
@@ -57,6 +58,7 @@ export function runsRoutes(deps: AppDeps): Hono {
       decisions: checked.data.decisions,
       answers: checked.data.answers ?? [],
       onDisconnect,
+      frames,
     });
     return { run, p, threadId };
   }
@@ -64,7 +66,7 @@ export function runsRoutes(deps: AppDeps): Hono {
   app.post("/:thread_id/runs/stream", async (c) => {
     const body = await parseBody(c, runCreateBody);
     const onDisconnect = body.on_disconnect ?? "continue";
-    const { run, p, threadId } = await start(c, body, onDisconnect);
+    const { run, p, threadId } = await start(c, body, { onDisconnect, frames: frameRequest(body) });
     return runStream({
       runs: deps.runs,
       threads: deps.threads,
@@ -82,7 +84,8 @@ export function runsRoutes(deps: AppDeps): Hono {
 
   app.post("/:thread_id/runs", async (c) => {
     const body = await parseBody(c, runCreateBody);
-    const { run, p, threadId } = await start(c, body, "continue");
+    // Kept for whoever joins its stream while it runs.
+    const { run, p, threadId } = await start(c, body, { onDisconnect: "continue", frames: frameRequest(body) });
     const row = await deps.threads.run(p, threadId, run.runId);
     c.header("Content-Location", `/threads/${threadId}/runs/${run.runId}`);
     return c.json({ ...runObject(row, await deps.threads.row(p, threadId)), status: "pending" });
@@ -90,7 +93,7 @@ export function runsRoutes(deps: AppDeps): Hono {
 
   app.post("/:thread_id/runs/wait", async (c) => {
     const body = await parseBody(c, runCreateBody);
-    const { run, p, threadId } = await start(c, body, "continue");
+    const { run, p, threadId } = await start(c, body, { onDisconnect: "continue" });
     c.header("Content-Location", `/threads/${threadId}/runs/${run.runId}`);
     return c.json(await finalResult({ runs: deps.runs, threads: deps.threads, principal: p, threadId, runId: run.runId, signal: c.req.raw.signal }));
   });

@@ -1,6 +1,6 @@
-import type { LoggedEvent } from "../protocol/index.js";
+import type { LangGraphMessage, LoggedEvent } from "../protocol/index.js";
+import type { GraphFrame } from "../runs/index.js";
 import { interruptsOf } from "./hitl-value.js";
-import type { LangGraphMessage } from "./wire-messages.js";
 
 /** Stream modes a client may ask for; those this server has nothing for are accepted and send nothing. */
 export const STREAM_MODES = ["values", "updates", "messages", "messages-tuple", "custom", "debug", "events", "tasks", "checkpoints", "tools"] as const;
@@ -8,7 +8,10 @@ export type StreamMode = (typeof STREAM_MODES)[number];
 
 /** One SSE frame of LangGraph's API. */
 export interface Frame {
-  /** `<seq>:<n>`: the n-th frame made from the run's event `seq` (-1: the state the run started from). */
+  /**
+   * `<seq>:<n>`: the n-th frame made from the run's event `seq` (-1: the state the run started
+   * from); `<seq>:f<n>`: the n-th chunk of the graph's own stream after that event.
+   */
   id?: string;
   event: string;
   data: unknown;
@@ -27,16 +30,28 @@ export interface FrameOptions {
   readValues: () => Promise<Values>;
 }
 
-/** Where a rejoining client left off: frames up to and including `n` of event `seq` were seen. */
+/**
+ * Where a rejoining client left off: frames up to and including `n` of event `seq` were seen.
+ * The graph's chunks after an event come after all frames made from it: their `n` counts from
+ * `GRAPH_CHUNKS`.
+ */
 export interface StreamPosition {
   seq: number;
   n: number;
 }
 
+const GRAPH_CHUNKS = 1_000_000;
+
 /** `Last-Event-ID` as `Frame.id` spells it; anything else replays the run from its start. */
 export function parsePosition(id: string | undefined): StreamPosition | undefined {
-  const m = /^(-1|\d{1,9}):(\d{1,4})$/.exec(id ?? "");
-  return m ? { seq: Number(m[1]), n: Number(m[2]) } : undefined;
+  const m = /^(-1|\d{1,9}):(f?)(\d{1,6})$/.exec(id ?? "");
+  return m ? { seq: Number(m[1]), n: (m[2] ? GRAPH_CHUNKS : 0) + Number(m[3]) } : undefined;
+}
+
+/** Whether a client at `at` has seen the frame with this id. */
+export function seenAt(at: StreamPosition | undefined, id: string | undefined): boolean {
+  const p = at && parsePosition(id);
+  return p !== undefined && (p.seq < at!.seq || (p.seq === at!.seq && p.n <= at!.n));
 }
 
 /**
@@ -61,9 +76,17 @@ export class FrameTranslator {
     return [{ id: "-1:0", event: "values", data: await this.o.readValues() }];
   }
 
-  async frames(e: LoggedEvent): Promise<Frame[]> {
+  async frames(e: LoggedEvent | GraphFrame): Promise<Frame[]> {
+    if ("kind" in e) return this.graphChunk(e);
     const out = await this.framesOf(e);
     return out.map((f, n) => ({ ...f, id: `${e.seq}:${n}` }));
+  }
+
+  /** A chunk of the graph's own stream, under its mode (and, from a subgraph, its namespace) as langgraph-api names it. */
+  private graphChunk(f: GraphFrame): Frame[] {
+    if (!this.o.modes.has(f.mode)) return [];
+    const event = f.namespace.length ? `${f.mode}|${f.namespace.join("|")}` : f.mode;
+    return [{ id: `${f.after}:f${f.n}`, event, data: JSON.parse(f.data) as unknown }];
   }
 
   private async framesOf(e: LoggedEvent): Promise<Frame[]> {

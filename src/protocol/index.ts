@@ -5,3 +5,4 @@ export * from "./resources.js";
 export * from "./zod-issues.js";
 export * from "./resource-schemas.js";
 export * from "./webhook-schemas.js";
+export * from "./langgraph-message.js";

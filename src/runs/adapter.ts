@@ -92,15 +92,16 @@ function taskOf(meta: unknown): string {
 
 /**
  * The graph's stream writer (`config.writer`) for a run: each chunk a node writes becomes its
- * event at once, handed to `emit`, with the same conversion as the `custom` branch above.
- * LangGraph keeps a writer given in the config instead of its own, which would queue each chunk
- * on the graph stream and pass it through the stream's generators: `bench/token-path.ts`
- * measures that at 2–4 µs more CPU per token than this writer.
+ * event at once, handed to `emit`, with the same conversion as the `custom` branch above; any
+ * other chunk goes to `other`. LangGraph keeps a writer given in the config instead of its own,
+ * which would queue each chunk on the graph stream and pass it through the stream's generators:
+ * `bench/token-path.ts` measures that at 2–4 µs more CPU per token than this writer.
  */
-export function customWriter(emit: (event: EventBody) => void): (chunk: unknown) => void {
+export function customWriter(emit: (event: EventBody) => void, other?: (chunk: unknown) => void): (chunk: unknown) => void {
   return (chunk) => {
     const event = customEvent(chunk);
     if (event) emit(event);
+    else other?.(chunk);
   };
 }
 

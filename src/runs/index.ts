@@ -15,3 +15,4 @@ export { ThreadService } from "./thread-service.js";
 export { RunAdmission } from "./run-admission.js";
 export { LeaseKeeper } from "./lease-keeper.js";
 export type { RunRow, ThreadRow } from "../store/index.js";
+export { FRAME_MODES, type FrameMode, type FrameRequest, type GraphFrame } from "./graph-frames.js";

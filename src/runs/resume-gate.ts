@@ -8,6 +8,7 @@ import type { PreparedEdits } from "./edit-check.js";
 import type { DecisionReport } from "./report-decision.js";
 import type { RunContext } from "./run-context.js";
 import { seeThread } from "./thread-access.js";
+import type { FrameRequest } from "./graph-frames.js";
 
 /** A decision as the resume request carries it. */
 export type ResumeDecision = Decision;
@@ -20,6 +21,8 @@ export interface ResumeRequest {
   /** One per question of the interrupt, when the graph asked any. */
   answers?: readonly Answer[];
   onDisconnect?: "cancel" | "continue";
+  /** Chunks of the graph's own stream to record for live listeners, beside the events. */
+  frames?: FrameRequest;
 }
 
 /** What opening the gate needs besides the request. */

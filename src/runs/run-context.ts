@@ -8,6 +8,7 @@ import type { GraphCatalog, RunGate, ServedGraph } from "../graph/index.js";
 import type { EventPersister } from "./event-persister.js";
 import type { RunLog } from "./run-log.js";
 import type { Orphan } from "./orphan.js";
+import type { FrameRequest } from "./graph-frames.js";
 
 export interface RunSettings {
   approvalTtlMs: number;
@@ -38,6 +39,8 @@ export interface ActiveRun {
   requester: string;
   /** For a resume: its interrupt and the calls it approved (a failed write must not use them up). */
   resume?: { interruptId: string; approved: string[] };
+  /** What of its graph's own stream it records beside its events, when a client asked. */
+  frames?: FrameRequest;
 }
 
 /** A run whose claim is on its way to the database. */

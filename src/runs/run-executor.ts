@@ -4,6 +4,7 @@ import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { MessagesState, RunInputValue } from "../graph/index.js";
 import { TOOL_GATE_KEY } from "../tools/index.js";
 import { adaptGraphStream, customWriter, type GraphChunk } from "./adapter.js";
+import { type FrameTap, frameTap } from "./graph-frames.js";
 import type { ActiveRun, RunContext } from "./run-context.js";
 import { failClosed, finishCancelled, finishFailed, finishNormally, forget, type GraphEnd } from "./run-finish.js";
 
@@ -19,13 +20,19 @@ export async function executeRun(ctx: RunContext, run: ActiveRun, input: RunInpu
     // Tokens: the adapter's writer puts each one into the run's log as the node writes it, rather
     // than on the graph stream (`custom` mode), whose queue costs more per token (see customWriter).
     const lean = run.graph.tokens === "writer";
+    // What a LangGraph API client asked to see of the graph's own stream, beside the events.
+    const tap = run.frames ? frameTap(run.frames, ctx.redactor, (f) => run.log.frame(f)) : undefined;
     const tokens: Pick<LangGraphRunnableConfig, "writer"> = lean
       ? {
-          writer: customWriter((event) => {
-            if (!run.log.isEnded) run.log.append(event);
-          }),
+          writer: customWriter(
+            (event) => {
+              if (!run.log.isEnded) run.log.append(event);
+            },
+            tap && ((chunk) => tap("custom", chunk, [])),
+          ),
         }
       : {};
+    const extraModes = [...(run.frames?.modes ?? [])].filter((m) => m === "debug" || (m === "custom" && !lean));
     // The graph's own iterator, not `graph.stream`: that one races the abort and lets go at once,
     // while the graph winds down and saves what the run did (`durability: "exit"`) afterwards; a
     // closer reading the thread meanwhile answered calls the save then answered again (two answers
@@ -44,8 +51,8 @@ export async function executeRun(ctx: RunContext, run: ActiveRun, input: RunInpu
       // long thread, rebuilding the state is the dearest part of a run.
       // Other graphs: tokens from any chat model call, in any node or subgraph (LangGraph's
       // messages stream), and the updates of subgraphs, where a kit's gate may sit.
-      streamMode: lean ? ["updates", "values"] : ["updates", "values", "messages"],
-      subgraphs: !lean,
+      streamMode: [...(lean ? ["updates", "values"] : ["updates", "values", "messages"]), ...extraModes] as ["updates", "values"],
+      subgraphs: !lean || run.frames?.subgraphs === true,
       // A round is at most agent → tools → call_tool: let MAX_ROUNDS, not LangGraph's default
       // step limit (25), end a long run.
       // Other graphs may take more steps a round (middleware, supervisors): a wider bound.
@@ -56,7 +63,7 @@ export async function executeRun(ctx: RunContext, run: ActiveRun, input: RunInpu
       durability: "exit",
     });
     const end: GraphEnd = { values: undefined, interrupted: false, calls: new Map() };
-    for await (const body of adaptGraphStream(watchEnd(stream as AsyncIterable<unknown[]>, end), ctx.registry)) {
+    for await (const body of adaptGraphStream(watchEnd(stream as AsyncIterable<unknown[]>, end, tap), ctx.registry)) {
       run.log.append(body);
     }
     outcome = await finishNormally(ctx, run, end);
@@ -88,14 +95,17 @@ function noteCalls(update: object, calls: Map<string, ToolCall>): void {
 /**
  * Passes the stream through as `[mode, data, namespace]` (LangGraph sends a subgraph's chunks as
  * `[namespace, mode, data]`), noting the top-level final state and whether the graph stopped at
- * an interrupt.
+ * an interrupt, and showing each chunk to the frame tap, if any.
  */
-async function* watchEnd(chunks: AsyncIterable<unknown[]>, end: GraphEnd): AsyncGenerator<GraphChunk> {
+async function* watchEnd(chunks: AsyncIterable<unknown[]>, end: GraphEnd, tap?: FrameTap): AsyncGenerator<GraphChunk> {
   for await (const chunk of chunks) {
     const nested = chunk.length === 3;
     const ns = nested ? (chunk[0] as string[]) : [];
     const top = ns.length === 0;
     const [mode, data] = (nested ? chunk.slice(1) : chunk) as GraphChunk;
+    tap?.(mode, data, ns);
+    // Asked for by a client only: the events come from the other modes.
+    if (mode === "custom" || mode === "debug") continue;
     if (mode === "values") {
       if (top && data && typeof data === "object" && "messages" in data) end.values = data as MessagesState;
       continue;

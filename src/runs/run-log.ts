@@ -2,6 +2,7 @@ import { type EventBody, TERMINAL_TYPES } from "../protocol/index.js";
 import { NO_METER, type RunMeter, type TokenFilter } from "../ops/index.js";
 import type { LoggedEvent } from "../store/index.js";
 import type { EventPersister } from "./event-persister.js";
+import type { GraphFrame } from "./graph-frames.js";
 
 /** What masks and scrubs an event before anyone sees it (see `Redactor`). */
 export interface EventRedactor {
@@ -24,6 +25,8 @@ export class RunLog {
   /** Indexes of non-token events whose write has not finished. */
   private readonly unwritten = new Set<number>();
   private waiters: Array<() => void> = [];
+  /** Chunks of the graph's own stream a LangGraph API client asked for: kept while the run is live, never stored. */
+  private readonly frames: GraphFrame[] = [];
   private ended = false;
   /** The terminal event is being committed: nothing more is appended. */
   private ending = false;
@@ -67,6 +70,18 @@ export class RunLog {
     }
     this.flushTokens();
     this.add(body);
+  }
+
+  /**
+   * Places a frame (already masked) after the last event appended. Listeners that follow frames
+   * see it once that event is visible; a late frame of a run that is ending is dropped.
+   */
+  frame(f: Omit<GraphFrame, "kind" | "after" | "n">): void {
+    if (this.isEnded) return;
+    const after = this.events.length - 1;
+    const last = this.frames.at(-1);
+    this.frames.push({ ...f, kind: "frame", after, n: last?.after === after ? last.n + 1 : 0 });
+    this.wake();
   }
 
   /** What the token filter still holds goes out before any other event: nothing is lost or reordered. */
@@ -142,6 +157,10 @@ export class RunLog {
   private show(upTo: number): void {
     if (upTo <= this.visible) return;
     this.visible = upTo;
+    this.wake();
+  }
+
+  private wake(): void {
     const waiters = this.waiters;
     this.waiters = [];
     for (const w of waiters) w();
@@ -160,6 +179,46 @@ export class RunLog {
         if (next < this.visible) {
           const batch = this.events.slice(next, this.visible);
           next = this.visible;
+          yield batch;
+          continue;
+        }
+        if (this.ended) return;
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+          this.waiters.push(resolve);
+        });
+      }
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
+  /**
+   * Like `follow` from the start, with the frames in their places: each right after the event it
+   * follows, before the next one.
+   */
+  async *followWithFrames(signal?: AbortSignal): AsyncGenerator<Array<LoggedEvent | GraphFrame>> {
+    let next = 0;
+    let nextFrame = 0;
+    let wake: (() => void) | undefined;
+    const onAbort = () => wake?.();
+    signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      for (;;) {
+        if (signal?.aborted) return;
+        const batch: Array<LoggedEvent | GraphFrame> = [];
+        for (;;) {
+          const f = this.frames[nextFrame];
+          if (f && f.after < next) {
+            batch.push(f);
+            nextFrame++;
+          } else if (next < this.visible) {
+            batch.push(this.events[next++]!);
+          } else {
+            break;
+          }
+        }
+        if (batch.length) {
           yield batch;
           continue;
         }

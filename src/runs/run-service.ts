@@ -13,6 +13,7 @@ import { executeRun } from "./run-executor.js";
 import { encodeRunInput, inputMessage, resumeInput, RunGate, type RunInput, type RunInputValue, type ServedGraph } from "../graph/index.js";
 import type { GateDecision } from "../tools/index.js";
 import { RunLog } from "./run-log.js";
+import type { FrameRequest, GraphFrame } from "./graph-frames.js";
 import { openGate, type ResumeRequest } from "./resume-gate.js";
 import { reportDecision } from "./report-decision.js";
 import { cancelRemoteRun, followStoredRun } from "./remote-run.js";
@@ -31,6 +32,8 @@ export interface MessageRequest {
   onDisconnect?: "cancel" | "continue";
   /** The graph a new thread runs; for an existing one, it must be the thread's. */
   graphId?: string;
+  /** Chunks of the graph's own stream to record for live listeners, beside the events. */
+  frames?: FrameRequest;
 }
 
 /** What a claimed run is launched with. */
@@ -50,6 +53,7 @@ interface Launch {
   /** The calls of the interrupt a resume decides. */
   resumes?: readonly string[];
   resume?: ActiveRun["resume"];
+  frames?: FrameRequest;
 }
 
 export interface CancelResult {
@@ -114,6 +118,7 @@ export class RunService {
         onDisconnect,
         input: graph.messageInput(inputMessage(userMessage)),
         decisions: [],
+        frames: req.frames,
       }),
     );
   }
@@ -163,6 +168,7 @@ export class RunService {
         decisions: gate.decisions,
         resumes: gate.callIds,
         resume,
+        frames: req.frames,
       });
     });
   }
@@ -242,6 +248,15 @@ export class RunService {
     // The follower itself, not a generator around it: a wrapper's `yield*` costs promises per batch.
     const live = this.ctx.live.get(runId);
     return live ? live.follow(afterSeq, signal) : followStoredRun(this.ctx.store, runId, afterSeq, signal);
+  }
+
+  /**
+   * A run's events from its start with the frames of its graph's stream that it records (see
+   * `FrameRequest`), while the run is live in this process; otherwise its stored events alone.
+   */
+  eventsWithFrames(runId: string, signal?: AbortSignal): AsyncGenerator<Array<LoggedEvent | GraphFrame>> {
+    const live = this.ctx.live.get(runId);
+    return live ? live.followWithFrames(signal) : followStoredRun(this.ctx.store, runId, -1, signal);
   }
 
   /** Whether a stream after `afterSeq` has anything to send: false once the terminal event is behind it. */
@@ -334,6 +349,7 @@ export class RunService {
       principal: l.principal,
       requester: l.requester,
       resume,
+      frames: l.frames,
     };
     this.ctx.active.set(threadId, run);
     this.ctx.live.set(runId, log);

@@ -1,6 +1,6 @@
-import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
-import { holdsInput, inputMessage, outcomeOf, pausedMessages, runInputOf } from "../graph/index.js";
+import { holdsInput, inputMessage, pausedMessages, runInputOf } from "../graph/index.js";
 import { AppError, type InterruptPayload, threadNotFound, type ThreadMessage, type ThreadView } from "../protocol/index.js";
+import { toWire } from "./wire-message.js";
 import type { ThreadRow } from "../store/index.js";
 import { interruptPayload } from "./interrupt-payload.js";
 import type { RunContext } from "./run-context.js";
@@ -49,20 +49,4 @@ export async function readThreadSnapshot(ctx: RunContext, threadId: string): Pro
     pending: open ? ctx.redactor.interrupt(interruptPayload(open)) : null,
     checkpoint: configurable?.checkpoint_id ? { id: configurable.checkpoint_id, parentId: parent?.checkpoint_id, createdAt: state.createdAt } : undefined,
   };
-}
-
-function toWire(m: BaseMessage): ThreadMessage[] {
-  if (HumanMessage.isInstance(m)) return [{ role: "user", content: m.text }];
-  if (ToolMessage.isInstance(m)) {
-    // The status a `tool_result` carried, so a page can rebuild its cards after a reload.
-    const { status, edited } = outcomeOf(m);
-    return [
-      { role: "tool", content: m.text, tool_call_id: m.tool_call_id, ...(m.name ? { name: m.name } : {}), status, ...(edited ? { edited: true } : {}) },
-    ];
-  }
-  if (AIMessage.isInstance(m)) {
-    const calls = (m.tool_calls ?? []).map((c) => ({ id: c.id!, name: c.name, args: c.args }));
-    return [{ role: "assistant", content: m.text, ...(calls.length ? { tool_calls: calls } : {}) }];
-  }
-  return []; // system prompts are not part of the conversation
 }

@@ -9,17 +9,18 @@ export const SSE_HEADERS = {
   "X-Accel-Buffering": "no",
 } as const;
 
-export interface SseOptions {
+/** `T`: what the batches hold; the run's events unless another face of the API encodes more. */
+export interface SseOptions<T = LoggedEvent> {
   runId: string;
   /** Event batches to send; the stream closes when this ends. Stops when `signal` fires. */
-  events: (signal: AbortSignal) => AsyncIterable<LoggedEvent[]>;
+  events: (signal: AbortSignal) => AsyncIterable<T[]>;
   /** The request's signal: fires when the client goes away. */
   clientSignal: AbortSignal;
   onClientGone?: () => void;
   heartbeatMs: number;
   log: Logger;
   /** How a batch becomes SSE text: tollgate's frames unless another face of the API says otherwise. */
-  encode?: (batch: LoggedEvent[]) => string | Promise<string>;
+  encode?: (batch: T[]) => string | Promise<string>;
   /** Text sent before the first batch (LangGraph's `metadata`). */
   prelude?: () => string | Promise<string>;
   /** Headers besides the SSE ones and `X-Run-Id`. */
@@ -32,7 +33,7 @@ const encoder = new TextEncoder();
  * The only place where events become SSE bytes. Each batch of events available at once goes out
  * as one write, so a burst of tokens costs one syscall, not one per token.
  */
-export function sseResponse(o: SseOptions): Response {
+export function sseResponse<T = LoggedEvent>(o: SseOptions<T>): Response {
   const stop = new AbortController();
   let heartbeat: NodeJS.Timeout | undefined;
   const gone = () => {
@@ -60,7 +61,7 @@ export function sseResponse(o: SseOptions): Response {
               if (stop.signal.aborted) break; // the client left while the batch was being read
             } else {
               text = "";
-              for (const e of batch) text += sseFrame(o.runId, e.seq, e.type, e.data);
+              for (const e of batch as LoggedEvent[]) text += sseFrame(o.runId, e.seq, e.type, e.data);
             }
             if (text) controller.enqueue(encoder.encode(text));
           }

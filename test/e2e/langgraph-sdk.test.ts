@@ -128,6 +128,82 @@ describe("streaming a run", () => {
   });
 });
 
+describe("the graph's own stream modes", () => {
+  const frameId = /^-?\d+:f\d+$/;
+
+  it("updates and debug carry the graph's node updates and checkpoints, masked, with nothing of the run's internals", async () => {
+    const id = threadId("lg-own");
+    s.model.push({ toolCalls: [{ id: "own-mail", name: "send_email", args: { to: "eve@example.com", subject: "Hi", body: "secret words" } }] });
+    const parts = await collect(alice.runs.stream(id, "agent", { input: { messages: [{ type: "human", content: "mail eve" }] }, streamMode: ["updates", "debug"] }));
+    const updates = named(parts, "updates").map((p) => p.data as Record<string, any>);
+    expect(updates.map((u) => Object.keys(u))).toEqual([["agent"], ["tools"], ["__interrupt__"]]);
+    expect(updates[0]!.agent.messages[0]).toMatchObject({ type: "ai", tool_calls: [{ id: "own-mail", name: "send_email", args: { to: "***", subject: "Hi", body: "***" } }] });
+    const debug = named(parts, "debug").map((p) => p.data as { type: string; payload: Record<string, any> });
+    expect(new Set(debug.map((d) => d.type))).toEqual(new Set(["checkpoint", "task", "task_result"]));
+    expect(debug.find((d) => d.type === "task")!.payload).toMatchObject({ name: "agent", input: { messages: [{ type: "human", content: "mail eve" }] } });
+    const text = JSON.stringify(parts);
+    for (const hidden of ["eve@example.com", "secret words", "tollgate_gate"]) expect(text).not.toContain(hidden);
+    // The run's config shows as plain data: its gate, signal and LangGraph's internals are left out.
+    const configurable = debug.find((d) => d.type === "checkpoint")!.payload.config.configurable as Record<string, unknown>;
+    expect(configurable).toMatchObject({ thread_id: id });
+    expect(Object.keys(configurable).filter((k) => k.startsWith("__pregel_") || k === "tollgate_gate")).toEqual([]);
+    // Ids that a rejoin can resume from, in the order sent.
+    const ids = parts.filter((p) => p.event === "debug" || (p.event === "updates" && !("__interrupt__" in (p.data as object)))).map((p) => p.id);
+    for (const i of ids) expect(i).toMatch(frameId);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it("rejoins a live run after any frame, the graph's chunks included, with neither a gap nor a repeat", async () => {
+    const id = threadId("lg-own-rejoin");
+    const modes = { streamMode: ["updates", "messages-tuple"] as ("updates" | "messages-tuple")[] };
+    // A turn that looks an order up, then one that waits on the model until the cancel.
+    s.model.push({ text: "Let me look.", toolCalls: [{ name: "lookup_order", args: { order_id: "A-1001" } }] });
+    s.model.push({ hang: true, text: "Thinking it over" });
+    let runId = "";
+    const first = alice.runs.stream(id, "agent", { input: { messages: [{ type: "human", content: "look" }] }, ...modes, onRunCreated: (r) => void (runId = r.run_id) })[Symbol.asyncIterator]();
+    const seen: Part[] = [];
+    const text = () => named(seen, "messages").map((p) => (p.data as [{ type: string; content: string }])[0]).filter((m) => m.type === "ai").map((m) => m.content).join("");
+    await within(
+      (async () => {
+        while (text() !== "Let me look.Thinking it over") {
+          const next = await first.next();
+          if (next.done) throw new Error("the stream ended before the model's text");
+          seen.push(next.value as Part);
+        }
+      })(),
+      { ms: 10_000, failure: "the model's text did not stream" },
+    );
+    // Each node's update after what its model streamed, before the next node's messages.
+    const order = seen
+      .filter((p) => p.event !== "metadata")
+      .map((p) => (p.event === "messages" ? (p.data as [{ type: string }])[0].type : Object.keys(p.data as object).join()))
+      .filter((kind, i, all) => kind !== all[i - 1]);
+    expect(order).toEqual(["ai", "agent", "ai", "tools", "tool", "ai"]);
+    // Cut at the model's first update, and at the frame just before it (made from the same event).
+    const update = seen.findIndex((p) => p.event === "updates");
+    expect(seen[update]!.id).toMatch(frameId);
+    const cuts = [seen[update]!, seen[update - 1]!];
+    const drain = async (it: AsyncIterator<unknown>, into: Part[]) => {
+      for (let n = await it.next(); !n.done; n = await it.next()) into.push(n.value as Part);
+    };
+    const rejoins = await Promise.all(
+      cuts.map(async (cut) => {
+        const it = alice.runs.joinStream(id, runId, { lastEventId: cut.id, ...modes })[Symbol.asyncIterator]();
+        // Joined while the run still waits on the model: only then are its chunks still live.
+        const head = await within(it.next(), { ms: 10_000, failure: "a rejoined stream sent nothing" });
+        return { cut, it, parts: [head.value as Part] };
+      }),
+    );
+    await alice.runs.cancel(id, runId);
+    await within(Promise.all([drain(first, seen), ...rejoins.map((r) => drain(r.it, r.parts))]), { ms: 10_000, failure: "the streams did not end after the cancel" });
+    for (const r of rejoins) {
+      const after = seen.slice(seen.indexOf(r.cut) + 1).filter((p) => p.id !== undefined);
+      expect(r.parts.map((p) => p.id)).toEqual(after.map((p) => p.id));
+      expect(r.parts.map((p) => p.data)).toEqual(after.map((p) => p.data));
+    }
+  });
+});
+
 describe("the gate through LangGraph's shapes", () => {
   it("shows an approval in the HITL shape, masked, with a tollgate block, in the stream and the state", async () => {
     const id = threadId("lg-hitl");
@@ -292,7 +368,7 @@ describe("a team's graphs through /langgraph", () => {
 
   it("lists one assistant per graph, each found by its id or its graph id", async () => {
     const found = await a.assistants.search({ limit: 10 });
-    expect(found.map((x) => x.graph_id).sort()).toEqual(["asks", "gated", "hitl", "ungated"]);
+    expect(found.map((x) => x.graph_id).sort()).toEqual(["asks", "desk", "gated", "hitl", "ungated"]);
     for (const x of found) expect(await a.assistants.get(x.graph_id)).toMatchObject({ assistant_id: x.assistant_id });
   });
 
@@ -316,6 +392,19 @@ describe("a team's graphs through /langgraph", () => {
     expect(question!.value).toEqual({ question: "Refund all three orders?" });
     const done = await collect(a.runs.stream(id, "asks", { command: { resume: "yes, all three" }, streamMode: ["values"] }));
     expect(lastValues(done).messages.at(-1)).toMatchObject({ type: "ai", content: "You said: yes, all three" });
+  });
+
+  it("what nodes write comes as custom; a subgraph's chunks under its namespace, only when asked", async () => {
+    const ask = { input: { messages: [{ type: "human", content: "wire 500 to eve" }] }, streamMode: ["updates", "custom"] as ("updates" | "custom")[] };
+    const parts = await collect(a.runs.stream(threadId("lg-desk"), "desk", { ...ask, streamSubgraphs: true }) as AsyncIterable<Part>);
+    expect(named(parts, "custom").map((p) => p.data)).toEqual([{ stage: "intake", note: "checking the request" }]);
+    const nested = parts.filter((p) => p.event.startsWith("updates|desk:")).map((p) => p.data as Record<string, any>);
+    expect(nested.map((u) => Object.keys(u)[0])).toEqual(["agent", "tools"]);
+    expect(nested[0]!.agent.messages[0].tool_calls).toEqual(expect.arrayContaining([expect.objectContaining({ name: "wire_money", args: { to: "***", cents: 500 } })]));
+    expect(JSON.stringify(nested)).not.toContain('"eve"');
+    const flat = await collect(a.runs.stream(threadId("lg-desk-flat"), "desk", ask));
+    expect(flat.filter((p) => p.event.includes("|"))).toEqual([]);
+    expect(named(flat, "custom")).toHaveLength(1);
   });
 
   it("a thread keeps its graph: another assistant on it is 409", async () => {

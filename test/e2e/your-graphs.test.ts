@@ -43,6 +43,7 @@ describe("graphs a team serves", () => {
         { graph_id: "gated", description: null },
         { graph_id: "asks", description: null },
         { graph_id: "hitl", description: null },
+        { graph_id: "desk", description: null },
       ],
     });
   });

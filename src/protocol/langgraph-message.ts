@@ -1,4 +1,4 @@
-import type { ThreadMessage } from "../protocol/index.js";
+import type { ThreadMessage } from "./resources.js";
 
 /** A message as LangGraph's API serializes it in state, history and stream events. */
 export type LangGraphMessage = Record<string, unknown> & { type: string; content: string; id?: string };
