@@ -4,7 +4,7 @@ import type { ToolRegistry } from "../tools/index.js";
 
 /** What the engine calls on a compiled LangGraph graph; any `StateGraph(…).compile()` has it. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type CompiledGraph = Pick<CompiledStateGraph<any, any, any, any, any, any, any, any>, "getState" | "updateState" | "_streamIterator">;
+export type CompiledGraph = Pick<CompiledStateGraph<any, any, any, any, any, any, any, any>, "getState" | "getStateHistory" | "updateState" | "_streamIterator">;
 
 /** How a message's answers are written when the engine closes open calls (cancel, expiry, restart). */
 export interface CloseWrite {

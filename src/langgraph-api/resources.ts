@@ -1,4 +1,4 @@
-import type { RunRow, ThreadRow, ThreadSnapshot } from "../runs/index.js";
+import type { PastState, RunRow, ThreadRow, ThreadSnapshot } from "../runs/index.js";
 import { assistantIdOf } from "./assistant-id.js";
 import { interruptsOf } from "./hitl-value.js";
 import { type LangGraphMessage, toLangGraphMessage } from "../protocol/index.js";
@@ -56,7 +56,6 @@ export function threadObject(s: ThreadSnapshot): Record<string, unknown> {
 /** `GET /threads/{id}/state`: the head of the thread; an open interrupt is a task that waits. */
 export function threadState(s: ThreadSnapshot): Record<string, unknown> {
   const t = s.row;
-  const checkpoint = (id: string | undefined) => (id ? { thread_id: t.thread_id, checkpoint_ns: "", checkpoint_id: id, checkpoint_map: null } : null);
   const tasks = s.pending
     ? [{ id: s.pending.interrupt_id, name: "call_tool", path: ["__pregel_pull", "call_tool"], error: null, interrupts: interruptsOf(s.pending), checkpoint: null, state: null, result: null }]
     : [];
@@ -66,9 +65,26 @@ export function threadState(s: ThreadSnapshot): Record<string, unknown> {
     tasks,
     metadata: { graph_id: t.graph_id, assistant_id: assistantIdOf(t.graph_id), thread_id: t.thread_id, ...(t.latest_run_id ? { run_id: t.latest_run_id } : {}) },
     created_at: s.checkpoint?.createdAt ?? null,
-    checkpoint: checkpoint(s.checkpoint?.id),
-    parent_checkpoint: checkpoint(s.checkpoint?.parentId),
+    checkpoint: checkpointConfig(t.thread_id, s.checkpoint?.id),
+    parent_checkpoint: checkpointConfig(t.thread_id, s.checkpoint?.parentId),
   };
+}
+
+/** An earlier state of the thread, in history: what it held and what would have run next; nothing waits in it any more. */
+export function pastState(s: PastState, threadId: string): Record<string, unknown> {
+  return {
+    values: { messages: s.messages.map(toLangGraphMessage) },
+    next: s.next,
+    tasks: [],
+    metadata: { thread_id: threadId },
+    created_at: s.checkpoint.createdAt ?? null,
+    checkpoint: checkpointConfig(threadId, s.checkpoint.id),
+    parent_checkpoint: checkpointConfig(threadId, s.checkpoint.parentId),
+  };
+}
+
+function checkpointConfig(threadId: string, id: string | undefined) {
+  return id ? { thread_id: threadId, checkpoint_ns: "", checkpoint_id: id, checkpoint_map: null } : null;
 }
 
 /** A run as LangGraph's API shows it. */

@@ -8,7 +8,7 @@ import { principalOf } from "../server/principal-context.js";
 import { threadParam } from "../server/thread-param.js";
 import { THREAD_ID } from "../server/schemas.js";
 import { graphOfAssistant } from "./assistant-id.js";
-import { threadMetadata, threadObject, threadState, threadStatus } from "./resources.js";
+import { pastState, threadMetadata, threadObject, threadState, threadStatus } from "./resources.js";
 
 export const threadCreateBody = z
   .object({
@@ -29,7 +29,27 @@ export const threadSearchBody = z
   })
   .passthrough();
 
-export const historyBody = z.object({ limit: z.number().int().min(1).max(1000).default(10) }).passthrough();
+const checkpointId = z.string().min(1).max(200);
+
+/** History's query: how many states, and before which checkpoint (an id, or a config naming one, as the SDK sends it). */
+export const historyBody = z
+  .object({
+    limit: z.number().int().min(1).max(1000).default(10),
+    before: z
+      .union([checkpointId, z.object({ checkpoint_id: checkpointId }).passthrough(), z.object({ configurable: z.object({ checkpoint_id: checkpointId }).passthrough() }).passthrough()])
+      .nullish(),
+    /** A subgraph's namespace (useStream asks for its subagents' states): none is kept apart here. */
+    checkpoint: z.object({ checkpoint_ns: z.string().max(1000).optional() }).passthrough().nullish(),
+  })
+  .passthrough();
+type HistoryQuery = z.infer<typeof historyBody>;
+
+function beforeId(before: HistoryQuery["before"]): string | undefined {
+  if (before == null) return undefined;
+  if (typeof before === "string") return before;
+  const named = before as { checkpoint_id?: string; configurable?: { checkpoint_id: string } };
+  return named.configurable?.checkpoint_id ?? named.checkpoint_id;
+}
 
 /** Threads under `/langgraph/threads`: create, search, read, state, history. State writes are refused. */
 export function threadsRoutes(deps: AppDeps): Hono {
@@ -85,17 +105,31 @@ export function threadsRoutes(deps: AppDeps): Hono {
   });
 
   // The thread's head: tollgate keeps one state per thread for its clients (the checkpoints behind it hold the runs' steps).
+  /** The thread's states, newest first: its head (with what waits), then the checkpoints before it. */
   const history = async (c: Context) => {
     const p = principalOf(c);
     const threadId = threadParam(c);
-    if (c.req.method === "POST") await parseBody(c, historyBody, true);
-    const snapshot = await deps.threads.snapshot(p, threadId);
-    return c.json(snapshot.checkpoint ? [threadState(snapshot)] : []);
+    const q = c.req.method === "POST" ? await parseBody(c, historyBody, true) : historyQuery(c);
+    if (q.checkpoint?.checkpoint_ns) return c.json([]);
+    const before = beforeId(q.before);
+    if (before !== undefined) return c.json((await deps.threads.history(p, threadId, { limit: q.limit, before })).map((s) => pastState(s, threadId)));
+    const head = await deps.threads.snapshot(p, threadId);
+    if (!head.checkpoint) return c.json([]);
+    const past = q.limit > 1 ? await deps.threads.history(p, threadId, { limit: q.limit - 1, before: head.checkpoint.id }) : [];
+    return c.json([threadState(head), ...past.map((s) => pastState(s, threadId))]);
   };
   app.post("/:thread_id/history", history);
   app.get("/:thread_id/history", history);
 
   return app;
+}
+
+/** `GET …/history?limit=&before=`. */
+function historyQuery(c: Context): HistoryQuery {
+  const limit = c.req.query("limit");
+  const parsed = historyBody.safeParse({ limit: limit === undefined ? undefined : Number(limit), before: c.req.query("before") });
+  if (!parsed.success) throw new AppError("invalid_request", "limit must be an integer from 1 to 1000, before a checkpoint id");
+  return parsed.data;
 }
 
 function stringOr(v: unknown): string | undefined {

@@ -7,7 +7,7 @@ export type { RunContext } from "./run-context.js";
 export type { ActiveRun, RunSettings } from "./run-context.js";
 export { ExpiryCloser } from "./expiry-closer.js";
 export { recoverInterruptedRuns } from "./recovery.js";
-export { readThreadView, type ThreadSnapshot } from "./thread-view.js";
+export { type PastState, readThreadView, type ThreadSnapshot } from "./thread-view.js";
 export { adaptGraphStream, toolResultEvent } from "./adapter.js";
 export type { GraphChunk } from "./adapter.js";
 export type { ResumeDecision } from "./resume-gate.js";

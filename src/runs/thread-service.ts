@@ -15,7 +15,7 @@ import { auditEntry } from "./audit-entry.js";
 import { interruptPayload } from "./interrupt-payload.js";
 import type { RunContext } from "./run-context.js";
 import { seeThread } from "./thread-access.js";
-import { readThreadSnapshot, readThreadView, type ThreadSnapshot } from "./thread-view.js";
+import { type PastState, readThreadHistory, readThreadSnapshot, readThreadView, type ThreadSnapshot } from "./thread-view.js";
 
 /** How many threads a search reads at most, and per page. */
 const SEARCH_SCAN = 10_000;
@@ -70,6 +70,15 @@ export class ThreadService {
   async snapshot(p: Principal, threadId: string): Promise<ThreadSnapshot> {
     await seeThread(this.ctx, p, threadId);
     return readThreadSnapshot(this.ctx, threadId);
+  }
+
+  /**
+   * The thread as it was before checkpoint `before` (LangGraph's history), newest first, masked;
+   * at most `limit` states.
+   */
+  async history(p: Principal, threadId: string, o: { limit: number; before: string }): Promise<PastState[]> {
+    const t = await seeThread(this.ctx, p, threadId);
+    return readThreadHistory(this.ctx, t, o);
   }
 
   /** One run of a thread `p` may see; a run of another thread is `not_found`. */

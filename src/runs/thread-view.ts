@@ -50,3 +50,28 @@ export async function readThreadSnapshot(ctx: RunContext, threadId: string): Pro
     checkpoint: configurable?.checkpoint_id ? { id: configurable.checkpoint_id, parentId: parent?.checkpoint_id, createdAt: state.createdAt } : undefined,
   };
 }
+
+/** An earlier state of a thread: its messages (masked, with their ids), its checkpoint, what would run next. */
+export interface PastState {
+  messages: ThreadSnapshot["messages"];
+  checkpoint: NonNullable<ThreadSnapshot["checkpoint"]>;
+  next: string[];
+}
+
+/** The thread's checkpoints before `before` (a checkpoint id), newest first, masked like its head. */
+export async function readThreadHistory(ctx: RunContext, t: ThreadRow, o: { limit: number; before: string }): Promise<PastState[]> {
+  const graph = ctx.graphs.forThread(t.graph_id).graph;
+  const past: PastState[] = [];
+  const before = { configurable: { thread_id: t.thread_id, checkpoint_ns: "", checkpoint_id: o.before } };
+  for await (const state of graph.getStateHistory({ configurable: { thread_id: t.thread_id, checkpoint_ns: "" } }, { limit: o.limit, before })) {
+    const id = (state.config?.configurable as { checkpoint_id?: string } | undefined)?.checkpoint_id;
+    if (!id) continue;
+    const parent = (state.parentConfig?.configurable as { checkpoint_id?: string } | undefined)?.checkpoint_id;
+    past.push({
+      messages: pausedMessages(state).all.flatMap((m) => toWire(m).map((w) => ({ ...ctx.redactor.message(w), id: m.id }))),
+      checkpoint: { id, parentId: parent, createdAt: state.createdAt },
+      next: [...state.next],
+    });
+  }
+  return past;
+}

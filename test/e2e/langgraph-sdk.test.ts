@@ -325,6 +325,33 @@ describe("checkpoints", () => {
   });
 });
 
+describe("a thread's history", () => {
+  it("lists its states newest first, each linked to the one before, masked, paged with `before`", async () => {
+    const id = threadId("lg-history");
+    s.model.push({ toolCalls: [{ id: "hist-mail", name: "send_email", args: { to: "eve@example.com", subject: "Hi", body: "secret words" } }] });
+    await collect(alice.runs.stream(id, "agent", { input: { messages: [{ type: "human", content: "mail eve" }] } }));
+    s.model.push({ text: "Sent." });
+    await collect(alice.runs.stream(id, "agent", { command: { resume: { decisions: [{ type: "approve" }] } } }));
+    s.model.push({ text: "You're welcome." });
+    await collect(alice.runs.stream(id, "agent", { input: { messages: [{ type: "human", content: "thanks" }] } }));
+    const history = await alice.threads.getHistory(id, { limit: 50 });
+    expect(history[0]).toEqual(await alice.threads.getState(id));
+    expect(history.length).toBeGreaterThanOrEqual(3);
+    for (let i = 0; i + 1 < history.length; i++) expect(history[i]!.parent_checkpoint?.checkpoint_id).toBe(history[i + 1]!.checkpoint.checkpoint_id);
+    const sizes = history.map((h) => (h.values as { messages: unknown[] }).messages.length);
+    expect(sizes).toEqual([...sizes].sort((x, y) => y - x));
+    // The state that waited on the approval: the call masked, as everywhere else.
+    const waited = history.find((h) => h.next.includes("call_tool"))!;
+    expect((waited.values as { messages: Array<{ tool_calls?: unknown[] }> }).messages.at(-1)!.tool_calls).toEqual([expect.objectContaining({ name: "send_email", args: { to: "***", subject: "Hi", body: "***" } })]);
+    expect(JSON.stringify(history)).not.toContain("eve@example.com");
+    expect(JSON.stringify(history)).not.toContain("secret words");
+    expect(await alice.threads.getHistory(id, { limit: 2, before: { configurable: { checkpoint_id: history[0]!.checkpoint.checkpoint_id } } })).toEqual(history.slice(1, 3));
+    // A subgraph's own history (useStream asks for its subagents'): this graph has none.
+    expect(await alice.threads.getHistory(id, { checkpoint: { checkpoint_ns: "desk:1" } })).toEqual([]);
+    expect(await alice.threads.getHistory(id, { limit: 2 })).toEqual(history.slice(0, 2));
+  });
+});
+
 describe("rejoining a stream", () => {
   it("rejoins after any frame with neither a gap nor a repeat", async () => {
     const id = threadId("lg-rejoin");
