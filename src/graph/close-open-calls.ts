@@ -25,7 +25,10 @@ export async function closePendingCalls(
 ): Promise<ToolMessage[]> {
   const { graph } = served;
   const config = { configurable: { thread_id: threadId } };
-  const state = await graph.getState(config, { subgraphs: true });
+  let state = await graph.getState(config, { subgraphs: true });
+  // A fork that never saved: its message belongs after the checkpoint it started from, not the head.
+  const at = input?.from && !holdsInput(messagesOf(state), input) ? { configurable: { thread_id: threadId, checkpoint_ns: "", checkpoint_id: input.from } } : config;
+  if (at !== config) state = await graph.getState(at, { subgraphs: true });
   const top = messagesOf(state);
   // Calls left open in a subgraph (a gate one level down) are answered in the graph itself, with
   // the subgraph's messages that asked for them: as if the subgraph's node had returned there.
@@ -43,7 +46,7 @@ export async function closePendingCalls(
   // As if the node the graph paused in had answered them; then nothing runs on from there.
   const pausedIn = state.tasks.find((t) => t.result === undefined)?.name;
   const write = served.closeWrite([...carried, ...messages, ...lostInput], pausedIn);
-  await graph.updateState(config, write.values, write.asNode);
+  await graph.updateState(at, write.values, write.asNode);
   if (write.clear) await graph.updateState(config, null, "__end__");
   return messages;
 }

@@ -21,3 +21,4 @@ export { describeImportFailure, type GraphsFileEntry, loadGraphsFile, resolveGra
 export { messagesOf, pausedMessages } from "./paused-messages.js";
 export { resumeInput, type RunInputValue } from "./resume-input.js";
 export { allowedDecisions, type HitlDecision, type HitlRequest, matchActions, readHitlRequest } from "./hitl.js";
+export { type ForkPoint, readForkPoint } from "./fork-point.js";

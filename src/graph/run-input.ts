@@ -11,6 +11,8 @@ import type { RunRow } from "../store/index.js";
 export interface RunInput {
   id: string;
   content: string;
+  /** The earlier checkpoint the run starts from (a fork); absent: the thread's head. */
+  from?: string;
 }
 
 export const encodeRunInput = (input: RunInput): string => JSON.stringify(input);
@@ -18,7 +20,8 @@ export const encodeRunInput = (input: RunInput): string => JSON.stringify(input)
 export function runInputOf(row: Pick<RunRow, "input"> | undefined): RunInput | undefined {
   if (!row?.input) return undefined;
   const v = JSON.parse(row.input) as Partial<RunInput>;
-  return typeof v.id === "string" && typeof v.content === "string" ? { id: v.id, content: v.content } : undefined;
+  if (typeof v.id !== "string" || typeof v.content !== "string") return undefined;
+  return { id: v.id, content: v.content, ...(typeof v.from === "string" ? { from: v.from } : {}) };
 }
 
 export const inputMessage = (input: RunInput): HumanMessage => new HumanMessage({ id: input.id, content: input.content });

@@ -30,15 +30,14 @@ export function runsRoutes(deps: AppDeps): Hono {
     // Read at most once: for a named checkpoint, for a resume; a plain message reads nothing here.
     let read: Promise<ThreadSnapshot> | undefined;
     const thread = () => (read ??= deps.threads.snapshot(p, threadId));
-    // A run always starts from the thread's head; naming the head is fine, an older checkpoint
-    // (fork, regenerate) could replay what the ledger has settled since.
-    if (from !== undefined && from !== (await thread()).checkpoint?.id) {
-      throw new AppError("unsupported", "Runs from an earlier checkpoint (fork, regenerate) are not supported: only the thread's current one");
-    }
+    // Naming the head is what every run does (useStream sends it each time); an earlier checkpoint
+    // is a fork, which the run service allows only from where every approved call is held.
+    const fork = from !== undefined && from !== (await thread()).checkpoint?.id ? from : undefined;
     if (ask.kind === "message") {
-      const run = await deps.runs.startMessage(p, { threadId, message: ask.message, onDisconnect, graphId: graph.id, frames });
+      const run = await deps.runs.startMessage(p, { threadId, message: ask.message, onDisconnect, graphId: graph.id, frames, fromCheckpoint: fork });
       return { run, p, threadId };
     }
+    if (fork !== undefined) throw new AppError("unsupported", "A resume goes on from the thread's head: it cannot name an earlier checkpoint");
     const snapshot = await thread();
     if (snapshot.row.graph_id !== graph.id) {
       throw new AppError("graph_mismatch", `This thread runs graph '${snapshot.row.graph_id}'; a thread keeps its graph for life`);

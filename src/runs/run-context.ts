@@ -41,6 +41,8 @@ export interface ActiveRun {
   resume?: { interruptId: string; approved: string[] };
   /** What of its graph's own stream it records beside its events, when a client asked. */
   frames?: FrameRequest;
+  /** The earlier checkpoint it starts from (a fork); absent: the thread's head. */
+  from?: string;
 }
 
 /** A run whose claim is on its way to the database. */

@@ -42,6 +42,8 @@ export async function executeRun(ctx: RunContext, run: ActiveRun, input: RunInpu
         // The run's approvals: the only thing that lets an irreversible tool run, at any depth.
         [TOOL_GATE_KEY]: run.gate,
         thread_id: run.threadId,
+        // A fork goes on from the checkpoint it names; its saves follow that one.
+        ...(run.from ? { checkpoint_id: run.from, checkpoint_ns: "" } : {}),
         run_id: run.runId,
         max_rounds: ctx.settings.maxRounds,
       },

@@ -13,6 +13,7 @@ import { executeRun } from "./run-executor.js";
 import { encodeRunInput, inputMessage, resumeInput, RunGate, type RunInput, type RunInputValue, type ServedGraph } from "../graph/index.js";
 import type { GateDecision } from "../tools/index.js";
 import { RunLog } from "./run-log.js";
+import { forkPoint, refuseForkBeforeApprovals } from "./fork-check.js";
 import type { FrameRequest, GraphFrame } from "./graph-frames.js";
 import { openGate, type ResumeRequest } from "./resume-gate.js";
 import { reportDecision } from "./report-decision.js";
@@ -34,6 +35,8 @@ export interface MessageRequest {
   graphId?: string;
   /** Chunks of the graph's own stream to record for live listeners, beside the events. */
   frames?: FrameRequest;
+  /** An earlier checkpoint of the thread to start from (a fork) instead of its head. */
+  fromCheckpoint?: string;
 }
 
 /** What a claimed run is launched with. */
@@ -54,6 +57,7 @@ interface Launch {
   resumes?: readonly string[];
   resume?: ActiveRun["resume"];
   frames?: FrameRequest;
+  from?: string;
 }
 
 export interface CancelResult {
@@ -86,10 +90,11 @@ export class RunService {
     this.refuseIfClosing();
     // A new thread gets the graph named (or the default); an unknown name writes nothing.
     const named = req.graphId !== undefined ? this.ctx.graphs.pick(req.graphId) : this.ctx.graphs.fallback();
+    const fork = req.fromCheckpoint !== undefined ? await forkPoint(this.ctx, p, threadId, req.fromCheckpoint) : undefined;
     let graph!: ServedGraph;
     const runId = randomUUID();
     // An id of its own, so a repair can move or replace it like any other stored message.
-    const userMessage: RunInput = { id: randomUUID(), content: message };
+    const userMessage: RunInput = { id: randomUUID(), content: message, ...(fork ? { from: fork.checkpointId } : {}) };
     // The rows keep the words scrubbed of secrets, as the checkpoint does; the model reads them whole.
     const { scrubber } = this.ctx.redactor;
     // One transaction (one commit) for everything a run's start writes; a throw rolls it all back.
@@ -105,6 +110,7 @@ export class RunService {
         this.admission.admit(p.sub);
         const claimed = await tx.threads.claimIdle(threadId, runId);
         if (!claimed.ok) throw claimRefusal(threadId, claimed.reason); // rolls back the thread `ensure` made
+        if (fork) await refuseForkBeforeApprovals(tx, threadId, fork);
         await tx.threads.setTitle(threadId, scrubber.scrub(message).replace(/\s+/g, " ").trim().slice(0, TITLE_CHARS));
         await tx.runs.start(runId, threadId, "message", encodeRunInput({ ...userMessage, content: scrubber.scrub(message) }));
       });
@@ -119,6 +125,7 @@ export class RunService {
         input: graph.messageInput(inputMessage(userMessage)),
         decisions: [],
         frames: req.frames,
+        from: fork?.checkpointId,
       }),
     );
   }
@@ -350,6 +357,7 @@ export class RunService {
       requester: l.requester,
       resume,
       frames: l.frames,
+      from: l.from,
     };
     this.ctx.active.set(threadId, run);
     this.ctx.live.set(runId, log);

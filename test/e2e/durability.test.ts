@@ -1,3 +1,4 @@
+import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TollgateClient } from "../../src/client/index.js";
 import { type FakeOpenAI, startFakeOpenAI } from "../helpers/fake-openai.js";
@@ -111,6 +112,30 @@ describe("restarts", () => {
       expect(terminal(await c2.stream(id).collect(), "error").code).toBe("internal_error");
       model.push({ text: "hi again" });
       expect(terminal(await c2.run(id, "hello?").collect(), "done").message).toBe("hi again");
+    });
+  });
+
+  it("a fork in flight at kill -9 keeps its message after the checkpoint it forked from, not after the old head", async () => {
+    const id = threadId("kill-fork");
+    const first = await startServer(env());
+    const c1 = new TollgateClient({ baseUrl: first.url, reconnect: { retries: 0 } });
+    const lg = new Client({ apiUrl: `${first.url}/langgraph`, callerOptions: { maxRetries: 0 } });
+    model.push({ text: "First answer." });
+    terminal(await c1.run(id, "one").collect(), "done");
+    const from = (await lg.threads.getState(id)).checkpoint;
+    model.push({ text: "Second answer." });
+    terminal(await c1.run(id, "two").collect(), "done");
+    model.push({ hang: true, text: "partial" });
+    const fork = lg.runs.stream(id, "agent", { input: { messages: [{ type: "human", content: "two, again" }] }, checkpoint: from, streamMode: "messages-tuple" })[Symbol.asyncIterator]();
+    // The model has begun to answer: the fork is in flight, nothing of it saved.
+    for (let n = await fork.next(); (n.value as { event?: string } | undefined)?.event !== "messages"; n = await fork.next()) {
+      if (n.done) throw new Error("the fork ended before the model answered");
+    }
+    await first.kill("SIGKILL");
+    await withServer({}, first.dataDir, async (_server, c2) => {
+      const view = await c2.getThread(id);
+      expect(view).toMatchObject({ status: "idle", last_outcome: "error" });
+      expect(view.messages.map((m) => m.content)).toEqual(["one", "First answer.", "two, again"]);
     });
   });
 });

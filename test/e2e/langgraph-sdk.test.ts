@@ -312,16 +312,88 @@ describe("the gate through LangGraph's shapes", () => {
 });
 
 describe("checkpoints", () => {
-  it("a run that names the thread's head starts as any run does (useStream sends it); an older checkpoint is 422", async () => {
+  const say = (client: Client, id: string, content: string, more: object = {}) =>
+    collect(client.runs.stream(id, "agent", { input: { messages: [{ type: "human", content }] }, ...more }));
+
+  it("a run that names the thread's head starts as any run does (useStream sends it)", async () => {
     const id = threadId("lg-head");
     s.model.push({ text: "First answer." });
-    await collect(alice.runs.stream(id, "agent", { input: { messages: [{ type: "human", content: "one" }] } }));
+    await say(alice, id, "one");
     const head = await alice.threads.getState(id);
     expect(head.checkpoint?.checkpoint_id).toBeTruthy();
     s.model.push({ text: "Second answer." });
-    const parts = await collect(alice.runs.stream(id, "agent", { input: { messages: [{ type: "human", content: "two" }] }, checkpoint: head.checkpoint! }));
+    const parts = await say(alice, id, "two", { checkpoint: head.checkpoint! });
     expect(lastValues(parts).messages.map((m) => m.content)).toEqual(["one", "First answer.", "two", "Second answer."]);
-    await expect(collect(alice.runs.stream(id, "agent", { input: { messages: [{ type: "human", content: "fork" }] }, checkpoint: head.checkpoint! }))).rejects.toMatchObject({ status: 422 });
+  });
+
+  it("a run from an earlier checkpoint forks there, and the thread goes on from the fork", async () => {
+    const id = threadId("lg-fork");
+    s.model.push({ text: "First answer." });
+    await say(alice, id, "one");
+    const first = (await alice.threads.getState(id)).checkpoint!;
+    s.model.push({ text: "Second answer." });
+    await say(alice, id, "two");
+    s.model.push({ text: "Another answer." });
+    const forked = await say(alice, id, "two, put differently", { checkpoint: first });
+    expect(lastValues(forked).messages.map((m) => m.content)).toEqual(["one", "First answer.", "two, put differently", "Another answer."]);
+    expect((await alice.threads.getState(id)).parent_checkpoint?.checkpoint_id).toBe(first.checkpoint_id);
+    s.model.push({ text: "Third answer." });
+    expect(lastValues(await say(alice, id, "three")).messages.map((m) => m.content)).toEqual(["one", "First answer.", "two, put differently", "Another answer.", "three", "Third answer."]);
+  });
+
+  it("a fork cancelled while the model answers keeps its message on the fork, not after the old head", async () => {
+    const id = threadId("lg-fork-cut");
+    s.model.push({ text: "First answer." });
+    await say(alice, id, "one");
+    const first = (await alice.threads.getState(id)).checkpoint!;
+    s.model.push({ text: "Second answer." });
+    await say(alice, id, "two");
+    s.model.push({ hang: true, text: "Thinking" });
+    let runId = "";
+    const fork = alice.runs.stream(id, "agent", { input: { messages: [{ type: "human", content: "two, again" }] }, checkpoint: first, streamMode: "messages-tuple", onRunCreated: (r) => void (runId = r.run_id) })[Symbol.asyncIterator]();
+    // The model has begun to answer: the run is in flight, nothing of it saved.
+    await within(
+      (async () => {
+        for (let n = await fork.next(); !n.done; n = await fork.next()) if ((n.value as Part).event === "messages") return;
+        throw new Error("the fork ended before the model answered");
+      })(),
+      { ms: 10_000, failure: "the fork's model never answered" },
+    );
+    await alice.runs.cancel(id, runId, true);
+    await within((async () => { while (!(await fork.next()).done); })(), { ms: 10_000, failure: "the fork's stream did not end after the cancel" });
+    const state = await alice.threads.getState(id);
+    expect((state.values as { messages: Array<{ content: string }> }).messages.map((m) => m.content)).toEqual(["one", "First answer.", "two, again"]);
+  });
+
+  it("refuses to fork from before an approved call, from where calls waited, or from a checkpoint the thread does not have", async () => {
+    const id = threadId("lg-fork-refused");
+    s.model.push({ text: "Hello." });
+    await say(alice, id, "hi");
+    const before = (await alice.threads.getState(id)).checkpoint!;
+    s.model.push({ toolCalls: [{ id: "fork-refund", name: "refund_order", args: { order_id: "A-1001", amount_cents: 500, reason: "late" } }] });
+    expect(interruptOf(await say(alice, id, "refund my order", { streamMode: ["values"] }))).toHaveLength(1);
+    const waiting = (await alice.threads.getState(id)).checkpoint!;
+    s.model.push({ text: "Refunded." });
+    await collect(ops.runs.stream(id, "agent", { command: { resume: { decisions: [{ type: "approve" }] } } }));
+    expect((await alice.threads.getState(id)).next).toEqual([]);
+    const head = await alice.threads.getState(id);
+    for (const [checkpoint, status] of [
+      [before, 422],
+      [waiting, 422],
+      [{ ...before, checkpoint_id: "1f000000-0000-6000-8000-000000000000" }, 404],
+    ] as const) {
+      await expect(say(alice, id, "refund it again", { checkpoint })).rejects.toMatchObject({ status });
+    }
+    // Nothing ran, nothing moved.
+    expect(await alice.threads.getState(id)).toEqual(head);
+    // Where calls waited, even calls that were then refused: their decisions were that run's.
+    const other = threadId("lg-fork-waited");
+    s.model.push({ toolCalls: [{ id: "fork-refused", name: "refund_order", args: { order_id: "A-1001", amount_cents: 700, reason: "late" } }] });
+    await say(alice, other, "refund my order");
+    const waited = (await alice.threads.getState(other)).checkpoint!;
+    s.model.push({ text: "Not refunded." });
+    await collect(ops.runs.stream(other, "agent", { command: { resume: { decisions: [{ type: "reject", message: "no" }] } } }));
+    await expect(say(alice, other, "then refund half", { checkpoint: waited })).rejects.toMatchObject({ status: 422 });
   });
 });
 
