@@ -51,6 +51,8 @@ const envSchema = z.object({
   OPENAI_API_KEY: z.string().optional(),
   OPENAI_BASE_URL: z.string().url().optional(),
   APPROVAL_TTL_SECONDS: z.coerce.number().positive().default(900),
+  /** A call still waiting this long is escalated (approval.escalated); unset: only tools that say so. */
+  APPROVAL_ESCALATE_SECONDS: z.coerce.number().positive().max(2_147_483).optional(),
   MAX_ROUNDS: intFrom(8, 1),
   /** A model call with no output this long after the request is aborted (model_timeout). */
   MODEL_FIRST_TOKEN_TIMEOUT_SECONDS: timerSeconds(60),
@@ -130,6 +132,8 @@ export interface Config {
   openaiApiKey: string | undefined;
   openaiBaseUrl: string | undefined;
   approvalTtlMs: number;
+  /** When a waiting call is escalated, for tools that do not say; undefined: never. */
+  approvalEscalateMs: number | undefined;
   maxRounds: number;
   modelTimeouts: { firstTokenMs: number; idleMs: number };
   heartbeatMs: number;
@@ -269,6 +273,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     openaiApiKey: e.OPENAI_API_KEY,
     openaiBaseUrl: e.OPENAI_BASE_URL,
     approvalTtlMs: Math.round(e.APPROVAL_TTL_SECONDS * 1000),
+    approvalEscalateMs: e.APPROVAL_ESCALATE_SECONDS === undefined ? undefined : Math.round(e.APPROVAL_ESCALATE_SECONDS * 1000),
     maxRounds: e.MAX_ROUNDS,
     modelTimeouts: {
       firstTokenMs: Math.round(e.MODEL_FIRST_TOKEN_TIMEOUT_SECONDS * 1000),

@@ -134,7 +134,7 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
     graphs: new GraphCatalog(served),
     store,
     registry,
-    settings: { approvalTtlMs: config.approvalTtlMs, maxRounds: config.maxRounds, eventRetentionRuns: config.eventRetentionRuns, webhooks: !!config.webhook },
+    settings: { approvalTtlMs: config.approvalTtlMs, approvalEscalateMs: config.approvalEscalateMs, maxRounds: config.maxRounds, eventRetentionRuns: config.eventRetentionRuns, webhooks: !!config.webhook },
     log,
     access,
     scrubber,

@@ -50,6 +50,7 @@ export class Metrics {
   private readonly cancelLatency: Histogram;
   private readonly webhooks: Counter<"outcome">;
   private readonly gateRefusals: Counter<"tool">;
+  private readonly escalations: Counter;
   private readonly firstToken: Record<RunKind, { observe(seconds: number): void }>;
   private sources: GaugeSources | undefined;
 
@@ -134,6 +135,11 @@ export class Metrics {
       labelNames: ["tool"],
       registers,
     });
+    this.escalations = new Counter({
+      name: "tollgate_approvals_escalated_total",
+      help: "Interrupts still waiting at their escalation time, escalated (one approval.escalated each)",
+      registers,
+    });
     // Every known label value shows from the start (at 0): a rate over a series that appears late misses its first step.
     for (const outcome of RUN_OUTCOMES) this.runs.inc({ outcome }, 0);
     for (const decision of APPROVAL_DECISIONS) this.approvals.inc({ decision }, 0);
@@ -173,6 +179,11 @@ export class Metrics {
       this.approvals.inc({ decision });
       this.approvalWait.observe(seconds);
     }
+  }
+
+  /** An interrupt still waiting was escalated. */
+  escalated(): void {
+    this.escalations.inc();
   }
 
   /** An irreversible tool refused to run: no live approval for the call. */

@@ -80,6 +80,7 @@ export const approvalListSchema = z.object({
       calls: z.array(pendingCallSchema),
       expires_at: z.string(),
       requested_by: z.string(),
+      escalated: z.boolean().describe("It has waited past its escalation time (`approval.escalated` was sent)."),
     }),
   ),
 });

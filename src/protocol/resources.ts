@@ -105,6 +105,8 @@ export interface ApprovalItem {
   expires_at: string;
   /** The thread owner's `sub`. */
   requested_by: string;
+  /** It has waited past its escalation time (`approval.escalated` was sent). */
+  escalated: boolean;
 }
 
 export interface ApprovalList {

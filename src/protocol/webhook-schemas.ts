@@ -2,8 +2,8 @@ import { z } from "zod";
 import { pendingCallSchema, type PendingCall } from "./events.js";
 import { AUDIT_DECISIONS, type AuditDecision } from "./resources.js";
 
-/** The four changes of an interrupt a webhook reports. */
-export const APPROVAL_WEBHOOK_TYPES = ["approval.requested", "approval.decided", "approval.expired", "approval.cancelled"] as const;
+/** The changes of an interrupt a webhook reports (and that it still waits, escalated). */
+export const APPROVAL_WEBHOOK_TYPES = ["approval.requested", "approval.decided", "approval.expired", "approval.cancelled", "approval.escalated"] as const;
 export type ApprovalWebhookType = (typeof APPROVAL_WEBHOOK_TYPES)[number];
 
 /** The body of an approval webhook (API.md *Notifications*). */
@@ -20,6 +20,8 @@ export interface ApprovalWebhook {
   decided_by?: string;
   /** approval.decided: how each pending call was decided, as the audit trail records it. */
   decisions?: Array<{ call_id: string; decision: AuditDecision }>;
+  /** approval.escalated: the calls still waiting for a decision. */
+  waiting_on?: string[];
   /** When the change happened. */
   at: string;
 }
@@ -43,6 +45,7 @@ export const approvalWebhookSchema = z.object({
     .array(z.object({ call_id: z.string(), decision: z.enum(AUDIT_DECISIONS) }))
     .optional()
     .describe("`approval.decided` only: how each pending call was decided, as the audit trail records it."),
+  waiting_on: z.array(z.string()).optional().describe("`approval.escalated` only: the calls still waiting for a decision."),
   at: z.iso.datetime().describe("When the change happened."),
 });
 

@@ -1,10 +1,12 @@
 import { isStorageFault } from "../store/index.js";
+import { escalateDue } from "./escalator.js";
 import { closeInterrupt } from "./interrupt-closer.js";
 import type { RunContext } from "./run-context.js";
 
 /**
  * Closes interrupts past their deadline: once at start (those that expired while the server was
  * down), then every `intervalMs`. A resume after the deadline gets 410 even before this runs.
+ * The same sweep escalates the interrupts whose escalation time has come (see `escalateDue`).
  */
 export class ExpiryCloser {
   private timer: NodeJS.Timeout | undefined;
@@ -43,6 +45,7 @@ export class ExpiryCloser {
   }
 
   private async closeDue(): Promise<number> {
+    await escalateDue(this.ctx);
     let closed = 0;
     for (const r of await this.listExpired()) {
       try {

@@ -12,6 +12,8 @@ import type { FrameRequest } from "./graph-frames.js";
 
 export interface RunSettings {
   approvalTtlMs: number;
+  /** When a waiting call is escalated, for tools that do not say; undefined: never. */
+  approvalEscalateMs?: number;
   maxRounds: number;
   eventRetentionRuns: number;
   /** Approval webhooks configured: each interrupt change enqueues one in its own transaction. */

@@ -4,7 +4,7 @@ import type { ToolCall } from "@langchain/core/messages/tool";
 import { closePendingCalls, closingOutcomes, type MessagesState, readGateState, runInputOf, unansweredCalls } from "../graph/index.js";
 import { ModelCallError } from "../model/index.js";
 import type { EventBody } from "../protocol/index.js";
-import { type InterruptCall, type InterruptQuestion, type InterruptRecord, isStorageFault, type StoreOps } from "../store/index.js";
+import { type InterruptCall, type InterruptQuestion, type InterruptRecord, type NewInterrupt, isStorageFault, type StoreOps } from "../store/index.js";
 import { interruptPayload } from "./interrupt-payload.js";
 import { hashArgs, type ToolOutcome } from "../tools/index.js";
 import { toolResultEvent } from "./adapter.js";
@@ -70,7 +70,7 @@ export async function finishNormally(ctx: RunContext, run: ActiveRun, end: Graph
       throw new GraphRefused(`Graph '${run.graph.id}' asks approval for '${ungated.name}', which is not an irreversible tool: make it with defineTool(tool, { kind: "irreversible" })`);
     }
     const now = ctx.clock.now();
-    const record: Omit<InterruptRecord, "status" | "decided_at"> = {
+    const record: NewInterrupt = {
       interrupt_id: randomUUID(),
       thread_id: run.threadId,
       run_id: run.runId,
@@ -89,10 +89,10 @@ export async function finishNormally(ctx: RunContext, run: ActiveRun, end: Graph
       }),
       questions,
       created_at: now,
-      expires_at: now + ctx.settings.approvalTtlMs,
+      ...deadlines(ctx, gated, now),
       requester: run.requester,
     };
-    const event: EventBody = { type: "interrupt", ...interruptPayload({ ...record, status: "waiting_human", decided_at: null }) };
+    const event: EventBody = { type: "interrupt", ...interruptPayload({ ...record, status: "waiting_human", decided_at: null, escalated_at: null }) };
     await commitEnd(ctx, run, event, "interrupted", async (tx) => {
       await tx.interrupts.create(record);
       if (!(await tx.threads.release(run.threadId, run.runId, "waiting_human", null, record.interrupt_id))) return false;
@@ -239,4 +239,16 @@ function lastAssistantText(messages: BaseMessage[]): string {
     if (AIMessage.isInstance(m)) return m.text;
   }
   return "";
+}
+
+/**
+ * An interrupt's deadline, its opening time plus the smallest approval window of its calls (a
+ * tool's own, or APPROVAL_TTL_SECONDS); and when it is escalated, by the soonest of theirs.
+ */
+function deadlines(ctx: RunContext, calls: readonly { name: string }[], now: number): { expires_at: number; escalate_at: number | null } {
+  const { approvalTtlMs, approvalEscalateMs } = ctx.settings;
+  const ttl = Math.min(approvalTtlMs, ...calls.map((c) => ctx.registry.ttlMsOf(c.name) ?? approvalTtlMs));
+  const escalations = calls.map((c) => ctx.registry.escalateMsOf(c.name) ?? approvalEscalateMs).filter((ms) => ms !== undefined);
+  const escalateAfter = escalations.length ? Math.min(...escalations) : approvalEscalateMs;
+  return { expires_at: now + ttl, escalate_at: escalateAfter === undefined ? null : now + escalateAfter };
 }

@@ -159,7 +159,7 @@ export class ThreadService {
       .map((r) => {
         // Through the same exit as `pending`: masked and scrubbed.
         const { thread_id, interrupt_id, calls, expires_at } = this.ctx.redactor.interrupt(interruptPayload(r));
-        return { thread_id, interrupt_id, calls, expires_at, requested_by: r.owner };
+        return { thread_id, interrupt_id, calls, expires_at, requested_by: r.owner, escalated: r.escalated_at !== null };
       });
     return { items };
   }

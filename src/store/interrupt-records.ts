@@ -1,9 +1,12 @@
 import type { InterruptCall, InterruptQuestion, InterruptRecord } from "./types.js";
 
 /** An interrupt row as both databases store it: the calls and questions as JSON text. */
-export interface InterruptRow extends Omit<InterruptRecord, "calls" | "questions"> {
+export interface InterruptRow extends Omit<InterruptRecord, "calls" | "questions" | "escalate_at" | "escalated_at"> {
   calls: string;
   questions: string | null;
+  /** Null in rows made before escalation existed (as if absent). */
+  escalate_at?: number | null;
+  escalated_at?: number | null;
 }
 
 /** The questions column: null when the graph asked none (most interrupts). */
@@ -18,5 +21,11 @@ export function interruptFromRow(r: InterruptRow, keyedHash: (v: unknown) => str
   const calls = (JSON.parse(r.calls) as Array<Partial<InterruptCall> & Pick<InterruptCall, "call_id" | "name" | "args" | "args_hash">>).map(
     (c): InterruptCall => ({ policy: "approver", editable: false, args_schema: {}, audit_hash: c.audit_hash ?? keyedHash({ args_hash: c.args_hash }), ...c }),
   );
-  return { ...r, calls, questions: r.questions ? (JSON.parse(r.questions) as InterruptQuestion[]) : [] };
+  return {
+    ...r,
+    calls,
+    questions: r.questions ? (JSON.parse(r.questions) as InterruptQuestion[]) : [],
+    escalate_at: r.escalate_at ?? null,
+    escalated_at: r.escalated_at ?? null,
+  };
 }

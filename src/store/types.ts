@@ -114,7 +114,14 @@ export interface InterruptRecord {
   decided_at: number | null;
   /** Who sent the message that led to these calls (null in records of older versions). */
   requester: string | null;
+  /** When people are told it still waits (`approval.escalated`); null: never. */
+  escalate_at: number | null;
+  /** When that was sent; null until then. */
+  escalated_at: number | null;
 }
+
+/** An interrupt as it opens: waiting, undecided, not escalated. */
+export type NewInterrupt = Omit<InterruptRecord, "status" | "decided_at" | "escalated_at">;
 
 /** An open interrupt with the owner of its thread, for the approvals inbox. */
 export interface OpenInterrupt extends InterruptRecord {
@@ -123,7 +130,7 @@ export interface OpenInterrupt extends InterruptRecord {
 
 /** Interrupt records. Transitions out of `waiting_human` are compare-and-set: one decider wins. */
 export interface InterruptStore {
-  create(r: Omit<InterruptRecord, "status" | "decided_at">): Promise<void>;
+  create(r: NewInterrupt): Promise<void>;
   get(interruptId: string): Promise<InterruptRecord | undefined>;
   /**
    * waiting_human → `to`; false when it had already left waiting_human, or (with `before`) when
@@ -133,6 +140,10 @@ export interface InterruptStore {
   /** resumed | rejected → waiting_human: a decision whose run failed on storage before anything ran. */
   reopen(interruptId: string): Promise<boolean>;
   listExpired(now: number): Promise<InterruptRecord[]>;
+  /** Open interrupts whose escalation is due at `now` and not yet sent, before their deadline. */
+  listDueEscalations(now: number): Promise<InterruptRecord[]>;
+  /** Marks the escalation sent, once: false when it was already, or the interrupt is no longer open. */
+  markEscalated(interruptId: string, at: number): Promise<boolean>;
   /** Interrupts still open for decisions at `now`, soonest deadline first. */
   listOpen(now: number): Promise<OpenInterrupt[]>;
   /** How many `listOpen(now)` would return, without reading them (the pending-approvals gauge). */

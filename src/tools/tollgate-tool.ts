@@ -10,6 +10,12 @@ import { toolGateOf } from "./tool-gate.js";
 /** `read` tools run at once; `irreversible` tools run only after a person approves the exact call. */
 export type ToolKind = "read" | "irreversible";
 
+/**
+ * A policy that depends on the call: given its real arguments (before masking), who may approve it.
+ * Run once, when the interrupt opens; what it returns is what people see.
+ */
+export type PolicyRule = (args: Record<string, unknown>) => ApprovalPolicy;
+
 /** What tollgate knows about a tool besides what LangChain knows. */
 export interface ToolMeta {
   kind: ToolKind;
@@ -23,8 +29,16 @@ export interface ToolMeta {
   /**
    * Who may approve a call (irreversible tools): `owner` — the thread's owner or an approver;
    * `approver` — only an approver who is not the thread's owner (four eyes). Default `owner`.
+   * Or a rule: a function of the call's arguments returning one of them.
    */
-  policy?: ApprovalPolicy;
+  policy?: ApprovalPolicy | PolicyRule;
+  /** This tool's approval window in seconds, instead of APPROVAL_TTL_SECONDS. */
+  ttl_seconds?: number;
+  /**
+   * Seconds after which a call still waiting is escalated (one `approval.escalated` webhook, and
+   * `escalated` in the inbox), instead of APPROVAL_ESCALATE_SECONDS.
+   */
+  escalate_after_seconds?: number;
   /** Whether an approver may change the call's arguments (`edited_args`) before it runs. */
   editable?: boolean;
 }
@@ -44,8 +58,10 @@ export class TollgateTool extends StructuredTool {
   readonly kind: ToolKind;
   readonly sensitive: readonly string[];
   readonly sensitiveOutput: readonly string[];
-  readonly policy: ApprovalPolicy;
+  readonly policy: ApprovalPolicy | PolicyRule;
   readonly editable: boolean;
+  readonly ttl_seconds: number | undefined;
+  readonly escalate_after_seconds: number | undefined;
 
   constructor(
     /** The team's own tool: what runs once the gate lets a call through. */
@@ -61,6 +77,8 @@ export class TollgateTool extends StructuredTool {
     this.sensitiveOutput = meta.sensitiveOutput ?? [];
     this.policy = meta.policy ?? "owner";
     this.editable = meta.editable ?? false;
+    this.ttl_seconds = positiveSeconds(meta.ttl_seconds, "ttl_seconds", inner.name);
+    this.escalate_after_seconds = positiveSeconds(meta.escalate_after_seconds, "escalate_after_seconds", inner.name);
   }
 
   static lc_name() {
@@ -75,8 +93,9 @@ export class TollgateTool extends StructuredTool {
   }
 
   /** The metadata as given (what `createTollgate({ toolMeta })` takes). */
-  get meta(): Required<ToolMeta> {
-    return { kind: this.kind, sensitive: this.sensitive, sensitiveOutput: this.sensitiveOutput, policy: this.policy, editable: this.editable };
+  get meta(): ToolMeta {
+    const { kind, sensitive, sensitiveOutput, policy, editable, ttl_seconds, escalate_after_seconds } = this;
+    return { kind, sensitive, sensitiveOutput, policy, editable, ...(ttl_seconds ? { ttl_seconds } : {}), ...(escalate_after_seconds ? { escalate_after_seconds } : {}) };
   }
 
   protected async _call(args: unknown, run: unknown, config: ToolRunnableConfig = {}): Promise<unknown> {
@@ -120,4 +139,11 @@ function answer(call: { name: string }, id: string | undefined, outcome: ToolOut
   if (id) return outcomeMessage({ id, name: call.name }, outcome);
   if (outcome.status === "ok") return outcome.output ?? "";
   return outcomeMessage({ id: "", name: call.name }, outcome).content;
+}
+
+/** A number of seconds a tool's metadata may give: positive and finite, or absent. */
+function positiveSeconds(v: number | undefined, what: string, tool: string): number | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== "number" || !Number.isFinite(v) || v <= 0 || v > 2_147_483) throw new Error(`Tool '${tool}': ${what} must be a positive number of seconds`);
+  return v;
 }

@@ -1,6 +1,6 @@
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { toJsonSchema } from "@langchain/core/utils/json_schema";
-import type { ApprovalPolicy, PendingCall } from "../protocol/index.js";
+import { APPROVAL_POLICIES, type ApprovalPolicy, type PendingCall } from "../protocol/index.js";
 import { maskArgs, maskOutput } from "./mask-args.js";
 import type { TollgateTool, ToolKind } from "./tollgate-tool.js";
 
@@ -38,9 +38,31 @@ export class ToolRegistry {
     return this.kindOf(name) === "irreversible";
   }
 
-  /** Who may approve calls of this tool; unknown tools never wait for anyone. */
-  policyOf(name: string): ApprovalPolicy {
-    return this.byName.get(name)?.policy ?? "owner";
+  /**
+   * Who may approve this call: the tool's policy, or what its rule says for these (real) arguments.
+   * A rule that throws or answers something else fails closed: an approver (four eyes) decides.
+   */
+  policyOf(name: string, args: Record<string, unknown>): ApprovalPolicy {
+    const policy = this.byName.get(name)?.policy ?? "owner";
+    if (typeof policy !== "function") return policy;
+    try {
+      const resolved = policy(args);
+      return isPolicy(resolved) ? resolved : "approver";
+    } catch {
+      return "approver";
+    }
+  }
+
+  /** This tool's approval window in ms, if it sets its own. */
+  ttlMsOf(name: string): number | undefined {
+    const s = this.byName.get(name)?.ttl_seconds;
+    return s === undefined ? undefined : Math.round(s * 1000);
+  }
+
+  /** After how many ms a waiting call of this tool is escalated, if the tool says. */
+  escalateMsOf(name: string): number | undefined {
+    const s = this.byName.get(name)?.escalate_after_seconds;
+    return s === undefined ? undefined : Math.round(s * 1000);
   }
 
   isEditable(name: string): boolean {
@@ -64,7 +86,7 @@ export class ToolRegistry {
       call_id: call.id,
       name: call.name,
       args: this.mask(call.name, call.args),
-      policy: this.policyOf(call.name),
+      policy: this.policyOf(call.name, call.args),
       editable: this.isEditable(call.name),
       args_schema: this.argsSchema(call.name),
     };
@@ -84,4 +106,8 @@ export class ToolRegistry {
   langchainTools(): StructuredToolInterface[] {
     return [...this.byName.values()];
   }
+}
+
+function isPolicy(v: unknown): v is ApprovalPolicy {
+  return (APPROVAL_POLICIES as readonly unknown[]).includes(v);
 }

@@ -1,5 +1,5 @@
 import { interruptFromRow, type InterruptRow, questionsColumn } from "../interrupt-records.js";
-import type { InterruptRecord, InterruptStatus, InterruptStore, OpenInterrupt } from "../types.js";
+import type { InterruptRecord, InterruptStatus, InterruptStore, NewInterrupt, OpenInterrupt } from "../types.js";
 import { type Clock, systemClock } from "../../clock.js";
 import { changedOne, type Queryable } from "./queryable.js";
 
@@ -12,11 +12,11 @@ export class PgInterruptStore implements InterruptStore {
     private readonly clock: Clock = systemClock,
   ) {}
 
-  async create(r: Omit<InterruptRecord, "status" | "decided_at">): Promise<void> {
+  async create(r: NewInterrupt): Promise<void> {
     await this.q.query(
-      `INSERT INTO interrupts (interrupt_id, thread_id, run_id, calls, status, created_at, expires_at, requester, questions)
-       VALUES ($1, $2, $3, $4, 'waiting_human', $5, $6, $7, $8)`,
-      [r.interrupt_id, r.thread_id, r.run_id, JSON.stringify(r.calls), r.created_at, r.expires_at, r.requester, questionsColumn(r)],
+      `INSERT INTO interrupts (interrupt_id, thread_id, run_id, calls, status, created_at, expires_at, requester, questions, escalate_at)
+       VALUES ($1, $2, $3, $4, 'waiting_human', $5, $6, $7, $8, $9)`,
+      [r.interrupt_id, r.thread_id, r.run_id, JSON.stringify(r.calls), r.created_at, r.expires_at, r.requester, questionsColumn(r), r.escalate_at],
     );
   }
 
@@ -56,6 +56,25 @@ export class PgInterruptStore implements InterruptStore {
       [now],
     );
     return rows.map((r) => interruptFromRow(r, this.keyedHash));
+  }
+
+  async listDueEscalations(now: number): Promise<InterruptRecord[]> {
+    const { rows } = await this.q.query<InterruptRow>(
+      `SELECT * FROM interrupts
+       WHERE status = 'waiting_human' AND escalated_at IS NULL AND escalate_at <= $1 AND expires_at > $1 ORDER BY escalate_at`,
+      [now],
+    );
+    return rows.map((r) => interruptFromRow(r, this.keyedHash));
+  }
+
+  async markEscalated(interruptId: string, at: number): Promise<boolean> {
+    // Compare-and-set: of replicas sweeping together, one sends the escalation.
+    const r = await this.q.query(
+      `UPDATE interrupts SET escalated_at = $1
+       WHERE interrupt_id = $2 AND status = 'waiting_human' AND escalated_at IS NULL AND escalate_at IS NOT NULL`,
+      [at, interruptId],
+    );
+    return changedOne(r);
   }
 
   async countOpen(now: number): Promise<number> {

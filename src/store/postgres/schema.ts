@@ -168,13 +168,17 @@ ALTER TABLE threads ADD COLUMN IF NOT EXISTS graph_id TEXT NOT NULL DEFAULT 'age
 
 -- version 5: what a graph asked people with its own interrupt() (JSON), beside the gate's calls
 ALTER TABLE interrupts ADD COLUMN IF NOT EXISTS questions TEXT;
+
+-- version 6: when people are told an interrupt still waits, and when they were (approval.escalated)
+ALTER TABLE interrupts ADD COLUMN IF NOT EXISTS escalate_at BIGINT;
+ALTER TABLE interrupts ADD COLUMN IF NOT EXISTS escalated_at BIGINT;
 `;
 
 /** The advisory lock key that serialises migrations (any constant; ASCII "tgsc"). */
 export const MIGRATION_LOCK_KEY = 0x74677363;
 
 /** Bumped with every change to `PG_SCHEMA`; kept in tollgate_meta once applied. */
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
 const VERSION_KEY = "schema_version";
 
 /**

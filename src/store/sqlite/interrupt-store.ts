@@ -1,5 +1,5 @@
 import { interruptFromRow, type InterruptRow, questionsColumn } from "../interrupt-records.js";
-import type { InterruptRecord, InterruptStatus, InterruptStore, OpenInterrupt } from "../types.js";
+import type { InterruptRecord, InterruptStatus, InterruptStore, NewInterrupt, OpenInterrupt } from "../types.js";
 import { type Clock, systemClock } from "../../clock.js";
 import type { SqliteConn } from "./sqlite-conn.js";
 
@@ -16,7 +16,7 @@ export class SqliteInterruptStore implements InterruptStore {
     const { db } = conn;
     this.q = {
       insert: db.prepare(
-        "INSERT INTO interrupts (interrupt_id, thread_id, run_id, calls, status, created_at, expires_at, requester, questions) VALUES (?, ?, ?, ?, 'waiting_human', ?, ?, ?, ?)",
+        "INSERT INTO interrupts (interrupt_id, thread_id, run_id, calls, status, created_at, expires_at, requester, questions, escalate_at) VALUES (?, ?, ?, ?, 'waiting_human', ?, ?, ?, ?, ?)",
       ),
       get: db.prepare<[string], InterruptRow>("SELECT * FROM interrupts WHERE interrupt_id = ?"),
       transition: db.prepare(
@@ -28,6 +28,12 @@ export class SqliteInterruptStore implements InterruptStore {
       expired: db.prepare<[number], InterruptRow>(
         "SELECT * FROM interrupts WHERE status = 'waiting_human' AND expires_at <= ? ORDER BY expires_at",
       ),
+      dueEscalations: db.prepare<[number, number], InterruptRow>(
+        "SELECT * FROM interrupts WHERE status = 'waiting_human' AND escalated_at IS NULL AND escalate_at <= ? AND expires_at > ? ORDER BY escalate_at",
+      ),
+      markEscalated: db.prepare(
+        "UPDATE interrupts SET escalated_at = ? WHERE interrupt_id = ? AND status = 'waiting_human' AND escalated_at IS NULL AND escalate_at IS NOT NULL",
+      ),
       countOpen: db.prepare<[number], { n: number }>("SELECT count(*) AS n FROM interrupts WHERE status = 'waiting_human' AND expires_at > ?"),
       open: db.prepare<[number], InterruptRow & { owner: string }>(
         `SELECT i.*, t.owner FROM interrupts i JOIN threads t ON t.thread_id = i.thread_id
@@ -36,9 +42,9 @@ export class SqliteInterruptStore implements InterruptStore {
     };
   }
 
-  async create(r: Omit<InterruptRecord, "status" | "decided_at">): Promise<void> {
+  async create(r: NewInterrupt): Promise<void> {
     await this.conn.lock.gate(() =>
-      this.q.insert.run(r.interrupt_id, r.thread_id, r.run_id, JSON.stringify(r.calls), r.created_at, r.expires_at, r.requester, questionsColumn(r)),
+      this.q.insert.run(r.interrupt_id, r.thread_id, r.run_id, JSON.stringify(r.calls), r.created_at, r.expires_at, r.requester, questionsColumn(r), r.escalate_at),
     );
   }
 
@@ -61,6 +67,14 @@ export class SqliteInterruptStore implements InterruptStore {
 
   listExpired(now: number): Promise<InterruptRecord[]> {
     return this.conn.lock.gate(() => this.q.expired.all(now).map((r) => interruptFromRow(r, this.keyedHash)));
+  }
+
+  listDueEscalations(now: number): Promise<InterruptRecord[]> {
+    return this.conn.lock.gate(() => this.q.dueEscalations.all(now, now).map((r) => interruptFromRow(r, this.keyedHash)));
+  }
+
+  markEscalated(interruptId: string, at: number): Promise<boolean> {
+    return this.conn.lock.gate(() => this.q.markEscalated.run(at, interruptId).changes === 1);
   }
 
   countOpen(now: number): Promise<number> {

@@ -135,6 +135,9 @@ export const ADDED_COLUMNS: ReadonlyArray<{ table: string; column: string; defin
   { table: "threads", column: "graph_id", definition: "TEXT NOT NULL DEFAULT 'agent'" },
   // what a graph asked people with its own interrupt() (JSON), beside the gate's calls
   { table: "interrupts", column: "questions", definition: "TEXT" },
+  // when people are told an interrupt still waits, and when they were (approval.escalated)
+  { table: "interrupts", column: "escalate_at", definition: "INTEGER" },
+  { table: "interrupts", column: "escalated_at", definition: "INTEGER" },
 ];
 
 export const LATE_INDEXES = `

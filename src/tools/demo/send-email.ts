@@ -20,11 +20,13 @@ export function sendEmailTool(source: DemoTables | DbSource): TollgateTool {
     },
   );
   // The requester may approve their own email, and fix its wording first. Recipient and body are
-  // personal data: masked wherever people or logs see the call or its result.
+  // personal data: masked wherever people or logs see the call or its result. A customer waits on
+  // it: someone is told when it has waited five minutes.
   return defineTool(t, {
     kind: "irreversible",
     policy: "owner",
     editable: true,
+    escalate_after_seconds: 300,
     sensitive: ["to", "body"],
     sensitiveOutput: ["to"],
   });

@@ -18,6 +18,7 @@ import type {
   AuditRecord,
   InterruptCall,
   InterruptRecord,
+  NewInterrupt,
   LoggedEvent,
   NoticeChannel,
   ReplicaBus,
@@ -125,7 +126,7 @@ const call = (callId: string, extra: Partial<InterruptCall> = {}): InterruptCall
   ...extra,
 });
 
-function interrupt(threadId: string, over: Partial<InterruptRecord> = {}): Omit<InterruptRecord, "status" | "decided_at"> {
+function interrupt(threadId: string, over: Partial<NewInterrupt> = {}): NewInterrupt {
   return {
     interrupt_id: id("i"),
     thread_id: threadId,
@@ -135,6 +136,7 @@ function interrupt(threadId: string, over: Partial<InterruptRecord> = {}): Omit<
     created_at: 1_700_000_000_000,
     expires_at: Date.now() + 60_000,
     requester: "alice",
+    escalate_at: null,
     ...over,
   };
 }
@@ -382,6 +384,27 @@ describe.each([sqlite, postgres])("the $name store", (backend) => {
         const rec = (await s.interrupts.get(r.interrupt_id))!;
         expect(rec.status).toBe(to[won[0]! % 4]);
         expect(typeof rec.decided_at).toBe("number");
+      });
+
+      it("escalations: due ones are listed until marked; of 20 concurrent marks exactly one wins; never for a closed or unescalated interrupt", async () => {
+        const now = 1_700_000_100_000;
+        const t = id("t");
+        await s.threads.create(t, "alice");
+        const due = interrupt(t, { escalate_at: now - 1, expires_at: now + 60_000 });
+        const later = interrupt(t, { escalate_at: now + 1, expires_at: now + 60_000 });
+        const never = interrupt(t, { escalate_at: null, expires_at: now + 60_000 });
+        const past = interrupt(t, { escalate_at: now - 1, expires_at: now });
+        const closed = interrupt(t, { escalate_at: now - 1, expires_at: now + 60_000 });
+        for (const r of [due, later, never, past, closed]) await s.interrupts.create(r);
+        await s.interrupts.transition(closed.interrupt_id, "rejected");
+        const listed = (await s.interrupts.listDueEscalations(now)).map((r) => r.interrupt_id).filter((i) => [due, later, never, past, closed].some((r) => r.interrupt_id === i));
+        expect(listed).toEqual([due.interrupt_id]);
+        const results = await race(20, () => s.interrupts.markEscalated(due.interrupt_id, now));
+        expect(results.filter((x) => x.status === "fulfilled" && x.value)).toHaveLength(1);
+        expect(await s.interrupts.get(due.interrupt_id)).toMatchObject({ escalate_at: now - 1, escalated_at: now });
+        expect((await s.interrupts.listDueEscalations(now)).some((r) => r.interrupt_id === due.interrupt_id)).toBe(false);
+        expect(await s.interrupts.markEscalated(never.interrupt_id, now)).toBe(false);
+        expect(await s.interrupts.markEscalated(closed.interrupt_id, now)).toBe(false);
       });
 
       it("transition with `before`: a decision does not win against the deadline", async () => {
@@ -635,7 +658,7 @@ describe.each([sqlite, postgres])("the $name store", (backend) => {
 
       it("appendForEachCall writes one row per pending call", async () => {
         const t = id("t");
-        const r = { ...interrupt(t), status: "expired" as const, decided_at: 1 };
+        const r = { ...interrupt(t), status: "expired" as const, decided_at: 1, escalated_at: null };
         await s.audit.appendForEachCall(r, { decision: "expired", by: null, reason: "ttl" }, 1_700_000_000_000);
         expect(await s.audit.list(t)).toEqual([
           expect.objectContaining({ call_id: "c1", args_hash: "keyed-c1", decision: "expired", by: null, reason: "ttl" }),
