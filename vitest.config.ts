@@ -35,6 +35,7 @@ const ON_POSTGRES = [
   "metrics",
   "model-faults",
   "not-found-equivalence",
+  "quorum",
   "react-hook",
   "react-session",
   "reconnect",

@@ -24,7 +24,8 @@ const authTokens = z
       z.object({
         // `anonymous` owns every thread made with auth off: no real principal may be it.
         sub: z.string().min(1).max(256).refine((sub) => sub !== ANONYMOUS.sub, "the sub 'anonymous' is reserved"),
-        roles: z.array(z.enum(ROLES)),
+        // The contract's roles or AUTH_ROLES' (checked once both are read).
+        roles: z.array(z.string().min(1).max(64)),
       }),
       { error: 'must map tokens to principals: {"<token>": {"sub": "alice", "roles": ["user"]}}' },
     ),
@@ -71,6 +72,12 @@ const envSchema = z.object({
   AUTH_ISSUER: z.string().min(1).optional(),
   AUTH_AUDIENCE: z.string().min(1).optional(),
   AUTH_ROLES_CLAIM: z.string().min(1).default("roles"),
+  /** Roles besides the contract's four that tokens and JWTs may carry (a quorum may require one). */
+  AUTH_ROLES: z
+    .string()
+    .transform((s) => s.split(",").map((r) => r.trim()).filter(Boolean))
+    .pipe(z.array(z.string().regex(/^[a-z][a-z0-9_-]{0,63}$/, "role names are lowercase letters, digits, _ or -")))
+    .optional(),
   TOLLGATE_INSECURE_NO_AUTH: z.enum(["0", "1"]).default("0"),
   /** Comma-separated `Host` names (any port) besides the loopback names and HOST itself. */
   ALLOWED_HOSTS: z.string().optional(),
@@ -227,11 +234,17 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     throw new ConfigError(`invalid configuration: ${reason}`);
   }
   const e = parsed.data;
+  const roles = [...ROLES, ...(e.AUTH_ROLES ?? [])];
+  for (const principal of Object.values(e.AUTH_TOKENS ?? {})) {
+    const unknown = principal.roles.find((r) => !roles.includes(r));
+    // The principal's name, not its token: tokens are never printed.
+    if (unknown) throw new ConfigError(`invalid configuration: AUTH_TOKENS gives '${principal.sub}' the role '${unknown.slice(0, 64)}', which is neither a built-in role nor in AUTH_ROLES`);
+  }
   const tokens = e.AUTH_TOKENS ? new Map<string, Principal>(Object.entries(e.AUTH_TOKENS)) : undefined;
   const auth: AuthSettings = {
     ...(tokens?.size ? { tokens } : {}),
     ...(e.AUTH_JWKS_URL
-      ? { jwt: { jwksUrl: e.AUTH_JWKS_URL, issuer: e.AUTH_ISSUER, audience: e.AUTH_AUDIENCE, rolesClaim: e.AUTH_ROLES_CLAIM } }
+      ? { jwt: { jwksUrl: e.AUTH_JWKS_URL, issuer: e.AUTH_ISSUER, audience: e.AUTH_AUDIENCE, rolesClaim: e.AUTH_ROLES_CLAIM, roles } }
       : {}),
   };
   // A provider's keys sign tokens for all its apps: without an audience, a token minted for

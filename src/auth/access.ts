@@ -1,11 +1,14 @@
-import type { ApprovalPolicy } from "../protocol/index.js";
+import type { PendingCall } from "../protocol/index.js";
 import { hasRole, type Principal } from "./principal.js";
+
+/** A pending call as the rules see it: its policy, and what a quorum requires. */
+export type CallPolicy = Pick<PendingCall, "policy" | "requires">;
 
 /** What the rules need to know about a thread. */
 export interface ThreadFacts {
   owner: string;
-  /** Policies of the calls in its open interrupt (empty when none is open). */
-  openPolicies: readonly ApprovalPolicy[];
+  /** The calls of its open interrupt (empty when none is open). */
+  openCalls: readonly CallPolicy[];
   /** Who sent the message that led to the open interrupt. */
   openRequester: string | null;
   /** Whether the caller decided an interrupt of this thread before. */
@@ -42,28 +45,44 @@ export class Access {
    * May `p` decide one call of this policy on a thread owned by `owner`, asked for in a turn that
    * `requester` started? `owner`: the owner or an approver. `approver`: an approver or admin who is
    * neither the owner nor the requester (an admin may write to others' threads), whatever their
-   * roles: four eyes.
+   * roles: four eyes. `quorum`: one with the required role (an admin has every role), and four
+   * eyes too: the owner and the requester never count.
    */
-  mayDecide(p: Principal, owner: string, policy: ApprovalPolicy, requester: string | null = null): boolean {
+  mayDecide(p: Principal, owner: string, call: CallPolicy, requester: string | null = null): boolean {
     if (!this.enforced) return true;
-    const approver = hasRole(p, "approver") || hasRole(p, "admin");
-    return policy === "approver" ? approver && p.sub !== owner && p.sub !== requester : approver || p.sub === owner;
+    const admin = hasRole(p, "admin");
+    const approver = hasRole(p, "approver") || admin;
+    const fourEyes = p.sub !== owner && p.sub !== requester;
+    if (call.policy === "quorum") return fourEyes && (admin || hasRole(p, call.requires?.role ?? "approver"));
+    return call.policy === "approver" ? approver && fourEyes : approver || p.sub === owner;
   }
 
   /** An interrupt is decided as a whole: `p` must be allowed every call in it. */
-  mayDecideAll(p: Principal, owner: string, policies: readonly ApprovalPolicy[], requester: string | null = null): boolean {
-    return policies.every((policy) => this.mayDecide(p, owner, policy, requester));
+  mayDecideAll(p: Principal, owner: string, calls: readonly CallPolicy[], requester: string | null = null): boolean {
+    return calls.every((call) => this.mayDecide(p, owner, call, requester));
+  }
+
+  /** May `p` decide at least one of these calls (an interrupt that takes partial decisions)? */
+  mayDecideAny(p: Principal, owner: string, calls: readonly CallPolicy[], requester: string | null = null): boolean {
+    return calls.some((call) => this.mayDecide(p, owner, call, requester));
   }
 
   /**
-   * May `p` see the thread (GET, stream, audit)? Its owner and admins; an approver while it waits
-   * on calls it may decide, and for good once it has decided one of its interrupts.
+   * May `p` see the thread (GET, stream, audit)? Its owner and admins; whoever may decide what it
+   * waits on, while it waits, and for good once they have decided on one of its interrupts.
    */
   async maySee(p: Principal, t: ThreadFacts): Promise<boolean> {
     if (this.owns(p, t.owner)) return true;
-    if (!hasRole(p, "approver")) return false;
-    if (t.openPolicies.length > 0 && this.mayDecideAll(p, t.owner, t.openPolicies, t.openRequester)) return true;
+    if (t.openCalls.length > 0 && this.mayDecideWaiting(p, t.owner, t.openCalls, t.openRequester)) return true;
     return t.decidedByCaller();
+  }
+
+  /**
+   * May `p` take a decision on this open interrupt: every call, when it is decided as a whole; at
+   * least one, when it holds a quorum call (it takes partial decisions).
+   */
+  mayDecideWaiting(p: Principal, owner: string, calls: readonly CallPolicy[], requester: string | null = null): boolean {
+    return calls.some((c) => c.policy === "quorum") ? this.mayDecideAny(p, owner, calls, requester) : this.mayDecideAll(p, owner, calls, requester);
   }
 
   /** `/metrics` needs `metrics` or `admin` when auth is on. */

@@ -1,7 +1,7 @@
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from "jose";
 import type { Logger } from "../logger.js";
 import { AppError } from "../protocol/errors.js";
-import { ANONYMOUS, isRole, type Principal, type Role } from "./principal.js";
+import { ANONYMOUS, type Principal, ROLES } from "./principal.js";
 
 /** How JWTs are checked (auth on, token not a static one). */
 export interface JwtSettings {
@@ -13,6 +13,8 @@ export interface JwtSettings {
   audience?: string;
   /** AUTH_ROLES_CLAIM, default "roles"; a dotted path such as "realm_access.roles" (Keycloak) reaches into objects. */
   rolesClaim: string;
+  /** The roles a JWT may grant: the contract's and AUTH_ROLES'; others in its claim are dropped. */
+  roles?: readonly string[];
 }
 
 /** Turns a bearer token into its principal, or rejects with AppError("unauthorized"). */
@@ -94,7 +96,7 @@ export function createJwtVerifier(settings: JwtSettings, log: Logger): VerifyTok
     if (typeof payload.sub !== "string" || payload.sub === "") throw new AppError("unauthorized", "Token has no subject");
     // `anonymous` owns what was made with auth off; a token must not become that owner.
     if (payload.sub === ANONYMOUS.sub) throw new AppError("unauthorized", "Token subject 'anonymous' is reserved");
-    return { sub: payload.sub, roles: rolesFrom(claimAt(payload, settings.rolesClaim)) };
+    return { sub: payload.sub, roles: rolesFrom(claimAt(payload, settings.rolesClaim), settings.roles ?? ROLES) };
   };
 }
 
@@ -128,10 +130,10 @@ function claimAt(payload: JWTPayload, path: string): unknown {
 }
 
 /** Known roles in the claim. No claim at all means a plain user; a claim naming no known role grants none. */
-function rolesFrom(value: unknown): Role[] {
+function rolesFrom(value: unknown, known: readonly string[]): string[] {
   if (value === undefined) return ["user"];
-  const names = Array.isArray(value) ? value : typeof value === "string" ? value.split(/[\s,]+/) : [];
-  return [...new Set(names.filter(isRole))];
+  const names: unknown[] = Array.isArray(value) ? value : typeof value === "string" ? value.split(/[\s,]+/) : [];
+  return [...new Set(names.filter((n): n is string => typeof n === "string" && known.includes(n)))];
 }
 
 /** The error's message and its cause's (fetch says only "fetch failed"; the cause says why), never a stack. */

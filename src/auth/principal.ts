@@ -9,10 +9,11 @@ export function isRole(v: unknown): v is Role {
 /** Who is calling: a static token's principal, a verified JWT's subject, or `anonymous`. */
 export interface Principal {
   sub: string;
-  roles: readonly Role[];
+  /** The contract's roles, and any declared in AUTH_ROLES (a quorum may name one). */
+  roles: readonly string[];
 }
 
 /** Every request with auth off: one local user who may do everything. */
 export const ANONYMOUS: Principal = Object.freeze({ sub: "anonymous", roles: Object.freeze([...ROLES]) });
 
-export const hasRole = (p: Principal, role: Role): boolean => p.roles.includes(role);
+export const hasRole = (p: Principal, role: string): boolean => p.roles.includes(role);

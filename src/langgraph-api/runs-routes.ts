@@ -14,13 +14,25 @@ import { frameRequest, readRunAsk, requestedCheckpoint, type RunCreate, runCreat
 import { finalResult, runStream } from "./run-stream.js";
 import { parsePosition } from "./stream-frames.js";
 
+/** A run that started, and who started it on which thread. */
+interface Started {
+  run: ActiveRun;
+  p: Principal;
+  threadId: string;
+}
+
+/** A resume that decided single calls of a quorum interrupt while others still wait: its answer. */
+interface Waiting {
+  waiting: Response;
+}
+
 /** Runs under `/langgraph/threads/{id}/runs`: start (streamed, in the background, or waited on), read, rejoin, cancel. */
 export function runsRoutes(deps: AppDeps): Hono {
   const app = new Hono();
   const { heartbeatMs, log } = deps;
 
   /** Starts what the body asks for through the same run service as tollgate's own routes. */
-  async function start(c: Context, body: RunCreate, o: { onDisconnect: "cancel" | "continue"; frames?: FrameRequest }): Promise<{ run: ActiveRun; p: Principal; threadId: string }> {
+  async function start(c: Context, body: RunCreate, o: { onDisconnect: "cancel" | "continue"; frames?: FrameRequest }): Promise<Started | Waiting> {
     const { onDisconnect, frames } = o;
     const p = principalOf(c);
     const threadId = threadParam(c);
@@ -59,13 +71,17 @@ export function runsRoutes(deps: AppDeps): Hono {
       onDisconnect,
       frames,
     });
+    // Decisions on single calls of a quorum interrupt, others still open: no run to stream or wait on.
+    if ("waiting_on" in run) return { waiting: c.json({ status: "waiting_human", waiting_on: run.waiting_on, run_id: null }, 202) };
     return { run, p, threadId };
   }
 
   app.post("/:thread_id/runs/stream", async (c) => {
     const body = await parseBody(c, runCreateBody);
     const onDisconnect = body.on_disconnect ?? "continue";
-    const { run, p, threadId } = await start(c, body, { onDisconnect, frames: frameRequest(body) });
+    const started = await start(c, body, { onDisconnect, frames: frameRequest(body) });
+    if ("waiting" in started) return started.waiting;
+    const { run, p, threadId } = started;
     return runStream({
       runs: deps.runs,
       threads: deps.threads,
@@ -84,7 +100,9 @@ export function runsRoutes(deps: AppDeps): Hono {
   app.post("/:thread_id/runs", async (c) => {
     const body = await parseBody(c, runCreateBody);
     // Kept for whoever joins its stream while it runs.
-    const { run, p, threadId } = await start(c, body, { onDisconnect: "continue", frames: frameRequest(body) });
+    const started = await start(c, body, { onDisconnect: "continue", frames: frameRequest(body) });
+    if ("waiting" in started) return started.waiting;
+    const { run, p, threadId } = started;
     const row = await deps.threads.run(p, threadId, run.runId);
     c.header("Content-Location", `/threads/${threadId}/runs/${run.runId}`);
     return c.json({ ...runObject(row, await deps.threads.row(p, threadId)), status: "pending" });
@@ -92,7 +110,9 @@ export function runsRoutes(deps: AppDeps): Hono {
 
   app.post("/:thread_id/runs/wait", async (c) => {
     const body = await parseBody(c, runCreateBody);
-    const { run, p, threadId } = await start(c, body, { onDisconnect: "continue" });
+    const started = await start(c, body, { onDisconnect: "continue" });
+    if ("waiting" in started) return started.waiting;
+    const { run, p, threadId } = started;
     c.header("Content-Location", `/threads/${threadId}/runs/${run.runId}`);
     return c.json(await finalResult({ runs: deps.runs, threads: deps.threads, principal: p, threadId, runId: run.runId, signal: c.req.raw.signal }));
   });

@@ -51,6 +51,7 @@ export class Metrics {
   private readonly webhooks: Counter<"outcome">;
   private readonly gateRefusals: Counter<"tool">;
   private readonly escalations: Counter;
+  private readonly partialApprovals: Counter;
   private readonly firstToken: Record<RunKind, { observe(seconds: number): void }>;
   private sources: GaugeSources | undefined;
 
@@ -140,6 +141,11 @@ export class Metrics {
       help: "Interrupts still waiting at their escalation time, escalated (one approval.escalated each)",
       registers,
     });
+    this.partialApprovals = new Counter({
+      name: "tollgate_partial_approvals_total",
+      help: "Approvals taken call by call in interrupts that need a quorum (each approver counts once)",
+      registers,
+    });
     // Every known label value shows from the start (at 0): a rate over a series that appears late misses its first step.
     for (const outcome of RUN_OUTCOMES) this.runs.inc({ outcome }, 0);
     for (const decision of APPROVAL_DECISIONS) this.approvals.inc({ decision }, 0);
@@ -179,6 +185,11 @@ export class Metrics {
       this.approvals.inc({ decision });
       this.approvalWait.observe(seconds);
     }
+  }
+
+  /** Approvals taken call by call (a quorum's). */
+  approvedPartially(n: number): void {
+    this.partialApprovals.inc(n);
   }
 
   /** An interrupt still waiting was escalated. */

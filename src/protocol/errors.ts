@@ -21,6 +21,8 @@ export const ERROR_STATUS = {
   awaiting_approval: 409,
   not_waiting: 409,
   stale_interrupt: 409,
+  /** A decision on a call already closed, or on a quorum call this principal already approved. */
+  already_decided: 409,
   /** The thread was started on another graph (a thread keeps its graph for life), or that graph is not served here. */
   graph_mismatch: 409,
   approval_expired: 410,

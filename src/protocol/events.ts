@@ -36,9 +36,17 @@ export type CancelReason = (typeof CANCEL_REASONS)[number];
 
 const base = { run_id: z.string() };
 
-/** Who may decide a pending call: its thread's owner (or an approver), or only an approver who is not the owner. */
-export const APPROVAL_POLICIES = ["owner", "approver"] as const;
+/**
+ * Who may decide a pending call: its thread's owner (or an approver); only an approver who is not
+ * the owner; or `quorum`: `requires.approvers` distinct principals with `requires.role`, none of
+ * them the owner or the requester.
+ */
+export const APPROVAL_POLICIES = ["owner", "approver", "quorum"] as const;
 export type ApprovalPolicy = (typeof APPROVAL_POLICIES)[number];
+
+/** What a `quorum` call needs: this many distinct principals with this role (`admin` counts for any). */
+export const quorumSchema = z.object({ role: z.string(), approvers: z.number().int().min(1) });
+export type Quorum = z.infer<typeof quorumSchema>;
 
 export const pendingCallSchema = z.object({
   call_id: z.string(),
@@ -46,6 +54,11 @@ export const pendingCallSchema = z.object({
   /** Sensitive fields masked. */
   args: z.record(z.string(), z.unknown()),
   policy: z.enum(APPROVAL_POLICIES),
+  requires: quorumSchema.optional().describe("`quorum` calls: how many distinct principals of which role must approve."),
+  approvals: z
+    .array(z.object({ by: z.string(), at: z.string() }))
+    .optional()
+    .describe("`quorum` calls: who approved so far, and when."),
   /** Whether a decision may carry `edited_args` for this call. */
   editable: z.boolean(),
   /** The tool's JSON Schema, for an edit form. */

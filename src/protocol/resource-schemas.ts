@@ -109,7 +109,12 @@ export const cancelResultSchema = z.object({
   status: threadStatusSchema,
 });
 
-export const resumeAcceptedSchema = z.object({ run_id: z.string() });
+export const resumeAcceptedSchema = z.union([
+  z.object({ run_id: z.string() }),
+  z
+    .object({ status: z.literal("waiting_human"), waiting_on: z.array(z.string()), run_id: z.null() })
+    .describe("Decisions taken call by call (an interrupt with a quorum call): these calls still wait, and no run started."),
+]);
 
 export const healthSchema = z.union([
   z.object({ ok: z.literal(true) }),

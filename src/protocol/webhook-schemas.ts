@@ -22,6 +22,8 @@ export interface ApprovalWebhook {
   decisions?: Array<{ call_id: string; decision: AuditDecision }>;
   /** approval.escalated: the calls still waiting for a decision. */
   waiting_on?: string[];
+  /** approval.decided: true when calls of the interrupt still wait (a quorum decided call by call). */
+  partial?: boolean;
   /** When the change happened. */
   at: string;
 }
@@ -46,6 +48,10 @@ export const approvalWebhookSchema = z.object({
     .optional()
     .describe("`approval.decided` only: how each pending call was decided, as the audit trail records it."),
   waiting_on: z.array(z.string()).optional().describe("`approval.escalated` only: the calls still waiting for a decision."),
+  partial: z
+    .boolean()
+    .optional()
+    .describe("`approval.decided` in an interrupt that takes decisions call by call (a quorum): true while other calls still wait."),
   at: z.iso.datetime().describe("When the change happened."),
 });
 

@@ -1,5 +1,5 @@
 import { approvalWebhookBody, type ApprovalWebhook } from "../ops/index.js";
-import type { NewInterrupt, StoreOps } from "../store/index.js";
+import type { InterruptProgress, NewInterrupt, StoreOps } from "../store/index.js";
 import { interruptPayload } from "./interrupt-payload.js";
 import type { RunContext } from "./run-context.js";
 
@@ -11,14 +11,14 @@ import type { RunContext } from "./run-context.js";
 export async function enqueueApprovalWebhook(
   ctx: RunContext,
   tx: StoreOps,
-  record: NewInterrupt,
+  record: NewInterrupt & { progress?: InterruptProgress },
   type: ApprovalWebhook["type"],
   at: number,
-  extra: Pick<ApprovalWebhook, "decided_by" | "decisions" | "waiting_on"> = {},
+  extra: Pick<ApprovalWebhook, "decided_by" | "decisions" | "waiting_on" | "partial"> = {},
 ): Promise<void> {
   if (!ctx.settings.webhooks) return;
   const thread = await tx.threads.get(record.thread_id);
-  const shown = ctx.redactor.interrupt(interruptPayload({ ...record, status: "waiting_human", decided_at: null, escalated_at: null }));
+  const shown = ctx.redactor.interrupt(interruptPayload(record));
   const body = approvalWebhookBody({
     type,
     thread_id: record.thread_id,

@@ -10,6 +10,8 @@ export interface DecisionReport {
   /** When the interrupt opened and when the decision was committed (ms since the epoch). */
   openedAt: number;
   decidedAt: number;
+  /** Decisions taken call by call (a quorum): approvals that left their call open are counted apart. */
+  partial?: boolean;
 }
 
 /**
@@ -19,10 +21,12 @@ export interface DecisionReport {
  */
 export function reportDecision(ctx: RunContext, d: DecisionReport): void {
   ctx.metrics.decided(d.calls.map((c) => c.decision), d.decidedAt - d.openedAt);
+  if (d.partial) ctx.metrics.approvedPartially(d.calls.filter((c) => c.decision === "approved").length);
   ctx.log.info("approval decided", {
     thread_id: d.threadId,
     interrupt_id: d.interruptId,
     ...(d.principal === null ? {} : { principal: d.principal }),
     calls: d.calls.map(({ call_id, tool, decision }) => ({ call_id, tool, decision })),
+    ...(d.partial ? { partial: true } : {}),
   });
 }

@@ -1,10 +1,11 @@
 import type { Principal } from "../auth/index.js";
 import { type Answer, AppError, type Decision } from "../protocol/index.js";
-import { type AuditRecord, callRow, type InterruptCall, type InterruptRecord, type StoreOps } from "../store/index.js";
+import { type AuditRecord, callRow, type InterruptCall, type InterruptRecord, type StoreOps, type ThreadRow } from "../store/index.js";
 import type { HitlDecision } from "../graph/index.js";
 import { closingOutcomes, type GateDecision, hashArgs } from "../tools/index.js";
 import { enqueueApprovalWebhook } from "./approval-webhooks.js";
-import type { PreparedEdits } from "./edit-check.js";
+import { NO_EDITS, type PreparedEdits } from "./edit-check.js";
+import { decisionsFromProgress, takePartialDecisions, takesPartialDecisions } from "./partial-decisions.js";
 import type { DecisionReport } from "./report-decision.js";
 import type { RunContext } from "./run-context.js";
 import { seeThread } from "./thread-access.js";
@@ -45,17 +46,19 @@ const DEFAULT_REASON = "User denied";
  * trail gets one row per pending call. Returns the decisions bound to the hashes of the calls the
  * person was shown. Checks run in the contract's order: 404, 403, then 410/409/422, then the edits.
  */
-export async function openGate(ctx: RunContext, tx: StoreOps, p: Principal, req: ResumeRequest, o: GateOpening): Promise<OpenedGate> {
+export async function openGate(ctx: RunContext, tx: StoreOps, p: Principal, req: ResumeRequest, o: GateOpening): Promise<OpenedGate | WaitingGate> {
   const { threadId, interruptId, decisions } = req;
   const answers = req.answers ?? [];
   const { edits, runId, now, admit = () => {} } = o;
   const thread = await seeThread(ctx, p, threadId, tx);
   const open = thread.status === "waiting_human" && thread.open_interrupt_id ? await tx.interrupts.get(thread.open_interrupt_id) : undefined;
-  if (open?.status === "waiting_human" && !ctx.access.mayDecideAll(p, thread.owner, open.calls.map((c) => c.policy), open.requester)) {
+  if (open?.status === "waiting_human" && !ctx.access.mayDecideWaiting(p, thread.owner, open.calls, open.requester)) {
     throw new AppError("forbidden", forbiddenWhy(open, p, thread.owner));
   }
-  // The graph asked the person whose thread it is: only they (or an admin) answer.
-  if (open?.status === "waiting_human" && open.questions.length && !ctx.access.owns(p, thread.owner)) {
+  const partial = open !== undefined && takesPartialDecisions(open);
+  // The graph asked the person whose thread it is: only they (or an admin) answer. Call by call,
+  // that binds only the decision that carries the answers.
+  if (open?.status === "waiting_human" && open.questions.length && !ctx.access.owns(p, thread.owner) && (!partial || answers.length)) {
     throw new AppError("forbidden", "Only the thread's owner may answer the questions of this interrupt");
   }
   // A refused edit is a 400, and must not use up the caller's run budget.
@@ -80,7 +83,62 @@ export async function openGate(ctx: RunContext, tx: StoreOps, p: Principal, req:
     seen.add(d.call_id);
     if (!pending.has(d.call_id)) throw new AppError("unknown_call", `Call ${clip(d.call_id)} is not pending in this interrupt`);
   }
+  if (partial) return takePartial(ctx, tx, { p, req, open, thread, runId, now });
   const bound = decisions.map((d) => bind(d, pending.get(d.call_id)!, edits, interruptId));
+  const rows = auditRows(ctx, open, bound, p, now);
+  await tx.audit.append(rows);
+  return resumeGate(ctx, tx, { p, open, thread, bound, rows, answers, runId, now });
+}
+
+/**
+ * Decisions call by call on an interrupt that holds a quorum call: applied to its progress by
+ * compare-and-set (`ProgressConflict` when another decision landed since it was read: retry), each an
+ * audit row. While calls still wait, a `partial` webhook and no run; the decision that closes the
+ * last one opens the gate as a whole decision would.
+ */
+async function takePartial(
+  ctx: RunContext,
+  tx: StoreOps,
+  o: { p: Principal; req: ResumeRequest; open: InterruptRecord; thread: ThreadRow; runId: string; now: number },
+): Promise<OpenedGate | WaitingGate> {
+  const { p, req, open, thread, now } = o;
+  const answers = req.answers ?? [];
+  const step = takePartialDecisions(ctx, { open, owner: thread.owner, p, decisions: req.decisions, now });
+  if (step.waitingOn.length && answers.length) throw new AppError("invalid_request", "Answers go with the decision that closes the interrupt's last open call");
+  if (!(await tx.interrupts.recordProgress(open.interrupt_id, open.progress_seq, step.progress, now))) {
+    const again = await tx.interrupts.get(open.interrupt_id);
+    if (again?.status === "expired" || (again?.status === "waiting_human" && now >= again.expires_at)) {
+      throw new AppError("approval_expired", `Approval window closed at ${new Date(again.expires_at).toISOString()}`);
+    }
+    if (again?.status !== "waiting_human") throw new AppError("not_waiting", "This interrupt was already decided");
+    throw new ProgressConflict();
+  }
+  await tx.audit.append(step.rows);
+  const report: DecisionReport = { threadId: thread.thread_id, interruptId: open.interrupt_id, principal: p.sub, calls: step.rows, openedAt: open.created_at, decidedAt: now, partial: true };
+  if (step.waitingOn.length) {
+    await enqueueApprovalWebhook(ctx, tx, { ...open, progress: step.progress }, "approval.decided", now, {
+      decided_by: p.sub,
+      decisions: step.rows.map((r) => ({ call_id: r.call_id, decision: r.decision })),
+      partial: true,
+    });
+    return { waiting_on: step.waitingOn, report };
+  }
+  const pending = new Map(open.calls.map((c) => [c.call_id, c]));
+  const bound = decisionsFromProgress(open, step.progress).map((d) => bind(d, pending.get(d.call_id)!, NO_EDITS, open.interrupt_id));
+  return resumeGate(ctx, tx, { ...o, open: { ...open, progress: step.progress }, bound, rows: step.rows, answers });
+}
+
+/**
+ * The interrupt is decided: it leaves `waiting_human` and the thread is `runId`'s (both
+ * compare-and-set), the decision's webhook goes out with the commit.
+ */
+async function resumeGate(
+  ctx: RunContext,
+  tx: StoreOps,
+  o: { p: Principal; open: InterruptRecord; thread: ThreadRow; bound: Bound[]; rows: AuditRecord[]; answers: readonly Answer[]; runId: string; now: number },
+): Promise<OpenedGate> {
+  const { p, open, thread, bound, rows, answers, runId, now } = o;
+  const { interrupt_id: interruptId, thread_id: threadId } = open;
   const resumeValues = { ...answersFor(open, answers), ...hitlResumes(open, bound) };
   const gate = bound.map((b) => b.decision);
   const to = gate.some((d) => d.approved) || answers.length ? "resumed" : "rejected";
@@ -93,14 +151,27 @@ export async function openGate(ctx: RunContext, tx: StoreOps, p: Principal, req:
     throw new AppError("not_waiting", "This interrupt was already decided");
   }
   if (!(await tx.threads.claimWaiting(threadId, runId, true))) throw new AppError("thread_busy", "A run is already in flight on this thread");
-  const rows = auditRows(ctx, open, bound, p, now);
-  await tx.audit.append(rows);
   await enqueueApprovalWebhook(ctx, tx, open, "approval.decided", now, {
     decided_by: p.sub,
     decisions: rows.map((r) => ({ call_id: r.call_id, decision: r.decision })),
   });
-  const report: DecisionReport = { threadId, interruptId, principal: p.sub, calls: rows, openedAt: open.created_at, decidedAt: now };
+  const report: DecisionReport = { threadId, interruptId, principal: p.sub, calls: rows, openedAt: open.created_at, decidedAt: now, partial: takesPartialDecisions(open) };
   return { decisions: gate, resumeValues, callIds: open.calls.map((c) => c.call_id), graphId: thread.graph_id, requester: open.requester ?? thread.owner, report };
+}
+
+/** Decisions taken on single calls while others still wait: no run starts. */
+export interface WaitingGate {
+  /** The calls still open. */
+  waiting_on: string[];
+  report: DecisionReport;
+}
+
+/** Another decision on the same interrupt landed since it was read: take the request again. */
+export class ProgressConflict extends Error {
+  constructor() {
+    super("another decision on this interrupt landed at the same time");
+    this.name = "ProgressConflict";
+  }
 }
 
 /** The decisions bound for the graph, and whose message the continuation still answers. */

@@ -92,7 +92,7 @@ export async function finishNormally(ctx: RunContext, run: ActiveRun, end: Graph
       ...deadlines(ctx, gated, now),
       requester: run.requester,
     };
-    const event: EventBody = { type: "interrupt", ...interruptPayload({ ...record, status: "waiting_human", decided_at: null, escalated_at: null }) };
+    const event: EventBody = { type: "interrupt", ...interruptPayload(record) };
     await commitEnd(ctx, run, event, "interrupted", async (tx) => {
       await tx.interrupts.create(record);
       if (!(await tx.threads.release(run.threadId, run.runId, "waiting_human", null, record.interrupt_id))) return false;

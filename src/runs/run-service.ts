@@ -15,7 +15,7 @@ import type { GateDecision } from "../tools/index.js";
 import { RunLog } from "./run-log.js";
 import { forkPoint, refuseForkBeforeApprovals } from "./fork-check.js";
 import type { FrameRequest, GraphFrame } from "./graph-frames.js";
-import { openGate, type ResumeRequest } from "./resume-gate.js";
+import { openGate, ProgressConflict, type ResumeRequest, type WaitingGate } from "./resume-gate.js";
 import { reportDecision } from "./report-decision.js";
 import { cancelRemoteRun, followStoredRun } from "./remote-run.js";
 import { seeThread } from "./thread-access.js";
@@ -135,7 +135,7 @@ export class RunService {
    * opens (and the run is registered) before this returns, so a cancel that comes next finds the
    * run; edits are checked against the checkpoint first, which takes a read.
    */
-  async startResume(p: Principal, req: ResumeRequest): Promise<ActiveRun> {
+  async startResume(p: Principal, req: ResumeRequest): Promise<ActiveRun | WaitingGate> {
     const { threadId, interruptId } = req;
     this.refuseIfClosing();
     await seeThread(this.ctx, p, threadId); // nothing is read for a caller who may not see the thread
@@ -148,19 +148,23 @@ export class RunService {
     return this.openResume(p, { ...req, decisions }, edits);
   }
 
-  private async openResume(p: Principal, req: ResumeRequest, edits: PreparedEdits): Promise<ActiveRun> {
+  private async openResume(p: Principal, req: ResumeRequest, edits: PreparedEdits): Promise<ActiveRun | WaitingGate> {
     const { threadId, interruptId, decisions, onDisconnect = "cancel" } = req;
     const runId = randomUUID();
     const claim = () =>
-      this.ctx.store.transaction(async (tx) => {
-        const opened = await openGate(this.ctx, tx, p, req, { edits, runId, now: this.ctx.clock.now(), admit: () => this.admission.admit(p.sub) });
-        await tx.runs.start(runId, threadId, "resume");
-        return opened;
-      });
+      retryOnProgressConflict(() =>
+        this.ctx.store.transaction(async (tx) => {
+          const opened = await openGate(this.ctx, tx, p, req, { edits, runId, now: this.ctx.clock.now(), admit: () => this.admission.admit(p.sub) });
+          if ("waiting_on" in opened) return opened; // decisions on single calls; others still wait, no run
+          await tx.runs.start(runId, threadId, "resume");
+          return opened;
+        }),
+      );
     // If the claim's commit went in unseen, the decision is not used up: the settler reopens it.
     const reopen = { interruptId, approved: decisions.filter((d) => d.approved).map((d) => d.call_id) };
     return this.begin(threadId, runId, claim, reopen, (gate, controller) => {
       reportDecision(this.ctx, gate.report); // committed: `begin` launches only after the claim
+      if ("waiting_on" in gate) return gate;
       const resume = { interruptId, approved: gate.decisions.filter((d) => d.approved).map((d) => d.call_id) };
       // The continuation still answers the same person's message: calls it asks for next are theirs too.
       return this.launch(controller, {
@@ -307,20 +311,21 @@ export class RunService {
    * while the claim is on its way to the database aborts it, and the run then ends `cancelled` as
    * soon as it begins (the claim may commit after the cancel read the thread).
    */
-  private async begin<T>(
+  private async begin<T, R extends ActiveRun | WaitingGate>(
     threadId: string,
     runId: string,
     claim: () => Promise<T>,
     reopen: ActiveRun["resume"],
-    launch: (claimed: T, controller: AbortController) => ActiveRun,
-  ): Promise<ActiveRun> {
+    launch: (claimed: T, controller: AbortController) => R,
+  ): Promise<R> {
     const controller = new AbortController();
     let started!: (run: ActiveRun | undefined) => void;
     this.ctx.starting.set(runId, { threadId, controller, started: new Promise((resolve) => (started = resolve)) });
     let run: ActiveRun | undefined;
     try {
-      run = launch(await claim(), controller);
-      return run;
+      const launched = launch(await claim(), controller);
+      if (!("waiting_on" in launched)) run = launched;
+      return launched;
     } catch (err) {
       // The database's answer was lost, not necessarily the commit: if the claim went in, the
       // settler hands the thread back (a compare-and-set: nothing happens if it did not).
@@ -363,5 +368,23 @@ export class RunService {
     this.ctx.live.set(runId, log);
     run.done = executeRun(this.ctx, run, l.input);
     return run;
+  }
+}
+
+/** How often a decision is taken again when others on the same interrupt keep landing first. */
+const PROGRESS_RETRIES = 20;
+
+/**
+ * Runs `claim` again while a decision on the same interrupt committed between its read and its
+ * write (a quorum's approvers racing): each try reads the progress afresh, so none is lost.
+ */
+async function retryOnProgressConflict<T>(claim: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await claim();
+    } catch (err) {
+      if (!(err instanceof ProgressConflict)) throw err;
+      if (attempt >= PROGRESS_RETRIES) throw new AppError("thread_busy", "Other decisions on this interrupt keep landing at the same time; try again");
+    }
   }
 }

@@ -8,7 +8,7 @@ export async function threadFacts(ctx: RunContext, t: ThreadRow, p: Principal, s
   const open = t.status === "waiting_human" && t.open_interrupt_id ? await store.interrupts.get(t.open_interrupt_id) : undefined;
   return {
     owner: t.owner,
-    openPolicies: open?.status === "waiting_human" ? open.calls.map((c) => c.policy) : [],
+    openCalls: open?.status === "waiting_human" ? open.calls : [],
     openRequester: open?.requester ?? null,
     decidedByCaller: () => store.audit.decidedBy(t.thread_id, p.sub),
   };

@@ -155,7 +155,7 @@ export class ThreadService {
   async approvals(p: Principal): Promise<ApprovalList> {
     const { access, store } = this.ctx;
     const items = (await store.interrupts.listOpen(this.ctx.clock.now()))
-      .filter((r) => access.mayDecideAll(p, r.owner, r.calls.map((c) => c.policy), r.requester))
+      .filter((r) => access.mayDecideWaiting(p, r.owner, r.calls, r.requester))
       .map((r) => {
         // Through the same exit as `pending`: masked and scrubbed.
         const { thread_id, interrupt_id, calls, expires_at } = this.ctx.redactor.interrupt(interruptPayload(r));

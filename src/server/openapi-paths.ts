@@ -99,12 +99,12 @@ export const ENDPOINTS: Endpoint[] = [
     operationId: "resume",
     summary: "Decide the open interrupt",
     description:
-      "A pending call with no decision is rejected. With `Accept: text/event-stream` the continuation streams; otherwise it runs on and `202` names its run.",
+      "A pending call with no decision is rejected, except in an interrupt that holds a `quorum` call: there each decision is taken call by call, and while calls still wait the answer is `202` `{status: \"waiting_human\", waiting_on, run_id: null}` whatever `Accept` says. With `Accept: text/event-stream` the continuation streams; otherwise it runs on and `202` names its run.",
     parameters: [threadId],
     body: { component: "ResumeRequest", required: true, description: "One decision per pending call." },
     ok: {
       200: stream("With `Accept: text/event-stream`: the continuation's events."),
-      202: json("Without `Accept: text/event-stream`: the continuation's run; follow it with `GET …/stream`.", "ResumeAccepted"),
+      202: json("Without `Accept: text/event-stream`: the continuation's run; follow it with `GET …/stream`. Or, while calls of a quorum interrupt still wait: the calls it waits on.", "ResumeAccepted"),
     },
     errors: [
       "invalid_request",
@@ -114,6 +114,7 @@ export const ENDPOINTS: Endpoint[] = [
       ...ADMISSION,
       "not_waiting",
       "stale_interrupt",
+      "already_decided",
       "thread_busy",
       "approval_expired",
       "unknown_call",

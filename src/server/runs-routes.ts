@@ -48,6 +48,8 @@ export function runsRoutes(deps: AppDeps): Hono {
       answers: body.answers ?? [],
       onDisconnect,
     });
+    // Calls of a quorum interrupt still wait: no run, whatever the client asked for.
+    if ("waiting_on" in run) return c.json({ status: "waiting_human", waiting_on: run.waiting_on, run_id: null }, 202);
     if (wantsStream) return streamRun(run, c.req.raw.signal);
     return c.json({ run_id: run.runId }, 202);
   });

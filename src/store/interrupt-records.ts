@@ -1,9 +1,11 @@
-import type { InterruptCall, InterruptQuestion, InterruptRecord } from "./types.js";
+import type { InterruptCall, InterruptProgress, InterruptQuestion, InterruptRecord } from "./types.js";
 
 /** An interrupt row as both databases store it: the calls and questions as JSON text. */
-export interface InterruptRow extends Omit<InterruptRecord, "calls" | "questions" | "escalate_at" | "escalated_at"> {
+export interface InterruptRow extends Omit<InterruptRecord, "calls" | "questions" | "escalate_at" | "escalated_at" | "progress" | "progress_seq"> {
   calls: string;
   questions: string | null;
+  progress?: string | null;
+  progress_seq?: number | string | null;
   /** Null in rows made before escalation existed (as if absent). */
   escalate_at?: number | null;
   escalated_at?: number | null;
@@ -27,5 +29,7 @@ export function interruptFromRow(r: InterruptRow, keyedHash: (v: unknown) => str
     questions: r.questions ? (JSON.parse(r.questions) as InterruptQuestion[]) : [],
     escalate_at: r.escalate_at ?? null,
     escalated_at: r.escalated_at ?? null,
+    progress: r.progress ? (JSON.parse(r.progress) as InterruptProgress) : {},
+    progress_seq: Number(r.progress_seq ?? 0),
   };
 }

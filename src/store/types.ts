@@ -118,10 +118,25 @@ export interface InterruptRecord {
   escalate_at: number | null;
   /** When that was sent; null until then. */
   escalated_at: number | null;
+  /** Decisions taken on single calls so far (an interrupt with a quorum call takes them one by one). */
+  progress: InterruptProgress;
+  /** How many times `progress` was written: what its compare-and-set compares. */
+  progress_seq: number;
 }
 
+/** Where one call of an interrupt stands while the interrupt still waits. */
+export interface CallProgress {
+  /** Who approved it so far (a quorum call needs several). */
+  approvals: Array<{ by: string; at: number }>;
+  /** Decided before the interrupt as a whole: enough approvals, or one rejection. */
+  closed?: { decision: "approved" | "rejected"; by: string; at: number; reason?: string };
+}
+
+/** The calls' progress, by call id; a call not named has none yet. */
+export type InterruptProgress = Record<string, CallProgress>;
+
 /** An interrupt as it opens: waiting, undecided, not escalated. */
-export type NewInterrupt = Omit<InterruptRecord, "status" | "decided_at" | "escalated_at">;
+export type NewInterrupt = Omit<InterruptRecord, "status" | "decided_at" | "escalated_at" | "progress" | "progress_seq">;
 
 /** An open interrupt with the owner of its thread, for the approvals inbox. */
 export interface OpenInterrupt extends InterruptRecord {
@@ -137,11 +152,19 @@ export interface InterruptStore {
    * its deadline is not after `before`: a decision cannot win against the clock.
    */
   transition(interruptId: string, to: Exclude<InterruptStatus, "waiting_human">, decisions?: unknown, before?: number): Promise<boolean>;
-  /** resumed | rejected → waiting_human: a decision whose run failed on storage before anything ran. */
+  /**
+   * resumed | rejected → waiting_human: a decision whose run failed on storage before anything ran.
+   * Its calls' progress goes with it: every call waits for new decisions (the trail says `superseded`).
+   */
   reopen(interruptId: string): Promise<boolean>;
   listExpired(now: number): Promise<InterruptRecord[]>;
   /** Open interrupts whose escalation is due at `now` and not yet sent, before their deadline. */
   listDueEscalations(now: number): Promise<InterruptRecord[]>;
+  /**
+   * Writes the calls' progress if it is still what was read (`seenSeq`) and the interrupt is still
+   * open before `before`; false otherwise (another decision, a close or the deadline came first).
+   */
+  recordProgress(interruptId: string, seenSeq: number, progress: InterruptProgress, before: number): Promise<boolean>;
   /** Marks the escalation sent, once: false when it was already, or the interrupt is no longer open. */
   markEscalated(interruptId: string, at: number): Promise<boolean>;
   /** Interrupts still open for decisions at `now`, soonest deadline first. */

@@ -11,10 +11,17 @@ import { toolGateOf } from "./tool-gate.js";
 export type ToolKind = "read" | "irreversible";
 
 /**
+ * Who may approve a call: `owner` (the thread's owner, or an approver), `approver` (an approver who
+ * is neither the owner nor the requester: four eyes), or a quorum: `approvers` distinct principals
+ * with `role` (default `approver`; `admin` counts for any), none of them the owner or requester.
+ */
+export type ToolPolicy = Exclude<ApprovalPolicy, "quorum"> | { role?: string; approvers: number };
+
+/**
  * A policy that depends on the call: given its real arguments (before masking), who may approve it.
  * Run once, when the interrupt opens; what it returns is what people see.
  */
-export type PolicyRule = (args: Record<string, unknown>) => ApprovalPolicy;
+export type PolicyRule = (args: Record<string, unknown>) => ToolPolicy;
 
 /** What tollgate knows about a tool besides what LangChain knows. */
 export interface ToolMeta {
@@ -29,9 +36,10 @@ export interface ToolMeta {
   /**
    * Who may approve a call (irreversible tools): `owner` — the thread's owner or an approver;
    * `approver` — only an approver who is not the thread's owner (four eyes). Default `owner`.
-   * Or a rule: a function of the call's arguments returning one of them.
+   * Or `{ role?, approvers }`: that many distinct people of that role (a quorum). Or a rule: a
+   * function of the call's arguments returning one of them.
    */
-  policy?: ApprovalPolicy | PolicyRule;
+  policy?: ToolPolicy | PolicyRule;
   /** This tool's approval window in seconds, instead of APPROVAL_TTL_SECONDS. */
   ttl_seconds?: number;
   /**
@@ -58,7 +66,7 @@ export class TollgateTool extends StructuredTool {
   readonly kind: ToolKind;
   readonly sensitive: readonly string[];
   readonly sensitiveOutput: readonly string[];
-  readonly policy: ApprovalPolicy | PolicyRule;
+  readonly policy: ToolPolicy | PolicyRule;
   readonly editable: boolean;
   readonly ttl_seconds: number | undefined;
   readonly escalate_after_seconds: number | undefined;
@@ -76,6 +84,9 @@ export class TollgateTool extends StructuredTool {
     this.sensitive = meta.sensitive ?? [];
     this.sensitiveOutput = meta.sensitiveOutput ?? [];
     this.policy = meta.policy ?? "owner";
+    if (typeof this.policy === "object" && (!Number.isInteger(this.policy.approvers) || this.policy.approvers < 1 || this.policy.role === "")) {
+      throw new Error(`Tool '${inner.name}': a quorum policy needs approvers, a whole number of at least 1, and a role name if any`);
+    }
     this.editable = meta.editable ?? false;
     this.ttl_seconds = positiveSeconds(meta.ttl_seconds, "ttl_seconds", inner.name);
     this.escalate_after_seconds = positiveSeconds(meta.escalate_after_seconds, "escalate_after_seconds", inner.name);

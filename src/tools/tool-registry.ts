@@ -1,8 +1,8 @@
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { toJsonSchema } from "@langchain/core/utils/json_schema";
-import { APPROVAL_POLICIES, type ApprovalPolicy, type PendingCall } from "../protocol/index.js";
+import type { PendingCall } from "../protocol/index.js";
 import { maskArgs, maskOutput } from "./mask-args.js";
-import type { TollgateTool, ToolKind } from "./tollgate-tool.js";
+import type { TollgateTool, ToolKind, ToolPolicy } from "./tollgate-tool.js";
 
 /**
  * The name a call is stored under when the model sent it without a valid one: it is answered
@@ -39,17 +39,17 @@ export class ToolRegistry {
   }
 
   /**
-   * Who may approve this call: the tool's policy, or what its rule says for these (real) arguments.
-   * A rule that throws or answers something else fails closed: an approver (four eyes) decides.
+   * Who may approve this call, as people are shown it: the tool's policy, or what its rule says for
+   * these (real) arguments. A rule that throws or answers something else fails closed: an
+   * approver (four eyes) decides.
    */
-  policyOf(name: string, args: Record<string, unknown>): ApprovalPolicy {
+  policyOf(name: string, args: Record<string, unknown>): ResolvedPolicy {
     const policy = this.byName.get(name)?.policy ?? "owner";
-    if (typeof policy !== "function") return policy;
+    if (typeof policy !== "function") return resolved(policy) ?? { policy: "approver" };
     try {
-      const resolved = policy(args);
-      return isPolicy(resolved) ? resolved : "approver";
+      return resolved(policy(args)) ?? { policy: "approver" };
     } catch {
-      return "approver";
+      return { policy: "approver" };
     }
   }
 
@@ -86,7 +86,7 @@ export class ToolRegistry {
       call_id: call.id,
       name: call.name,
       args: this.mask(call.name, call.args),
-      policy: this.policyOf(call.name, call.args),
+      ...this.policyOf(call.name, call.args),
       editable: this.isEditable(call.name),
       args_schema: this.argsSchema(call.name),
     };
@@ -108,6 +108,14 @@ export class ToolRegistry {
   }
 }
 
-function isPolicy(v: unknown): v is ApprovalPolicy {
-  return (APPROVAL_POLICIES as readonly unknown[]).includes(v);
+/** A call's policy as people see it: `quorum` with what it requires. */
+export type ResolvedPolicy = Pick<PendingCall, "policy" | "requires">;
+
+/** What a tool's policy (or its rule's answer) means; undefined for anything that is not a policy. */
+function resolved(p: ToolPolicy | unknown): ResolvedPolicy | undefined {
+  if (p === "owner" || p === "approver") return { policy: p };
+  if (!p || typeof p !== "object") return undefined;
+  const { role = "approver", approvers } = p as { role?: unknown; approvers?: unknown };
+  if (typeof role !== "string" || !role || !Number.isInteger(approvers) || (approvers as number) < 1) return undefined;
+  return { policy: "quorum", requires: { role, approvers: approvers as number } };
 }

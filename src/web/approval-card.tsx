@@ -1,5 +1,6 @@
 import { useState } from "react";
 import type { Decision, PendingCall } from "../protocol/index.js";
+import { policyInWords, waitingInWords } from "../react/index.js";
 import { ArgsList } from "./args-list.js";
 import { EditForm } from "./edit-form.js";
 import { formatLeft, useCountdown } from "./use-countdown.js";
@@ -18,8 +19,6 @@ interface ApprovalCardProps {
   onEdit(args: Record<string, unknown>): void;
 }
 
-const POLICY_TEXT = { approver: "Needs an approver", owner: "Needs the thread's owner" } as const;
-const WAITING_TEXT = { approver: "Waiting for an approver", owner: "Waiting for the thread's owner" } as const;
 
 /** One call at the gate: what it would do, who must decide, how long is left, and the decision. */
 export function ApprovalCard(props: ApprovalCardProps) {
@@ -36,13 +35,13 @@ export function ApprovalCard(props: ApprovalCardProps) {
         Approval needed: <span className="tool-name">{call.name}</span>
       </h3>
       <ArgsList args={call.args} />
-      <p className="policy">{POLICY_TEXT[call.policy]}</p>
+      <p className="policy" data-testid="policy">{policyInWords(call)}</p>
       <p className="countdown" data-testid="countdown" aria-live="off">
         {expired ? "Expired" : `Expires in ${formatLeft(left)}`}
       </p>
       {expired ? null : !canDecide ? (
         <p className="waiting" data-testid="waiting-for">
-          {WAITING_TEXT[call.policy]}
+          {waitingInWords(call)}
         </p>
       ) : draft ? (
         <p className="muted">{draft.approved ? "Approved" : "Rejected"}; waiting for the other calls' decisions.</p>

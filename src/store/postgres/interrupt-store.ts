@@ -1,5 +1,5 @@
 import { interruptFromRow, type InterruptRow, questionsColumn } from "../interrupt-records.js";
-import type { InterruptRecord, InterruptStatus, InterruptStore, NewInterrupt, OpenInterrupt } from "../types.js";
+import type { InterruptProgress, InterruptRecord, InterruptStatus, InterruptStore, NewInterrupt, OpenInterrupt } from "../types.js";
 import { type Clock, systemClock } from "../../clock.js";
 import { changedOne, type Queryable } from "./queryable.js";
 
@@ -43,7 +43,7 @@ export class PgInterruptStore implements InterruptStore {
 
   async reopen(interruptId: string): Promise<boolean> {
     const r = await this.q.query(
-      `UPDATE interrupts SET status = 'waiting_human', decided_at = NULL, decisions = NULL
+      `UPDATE interrupts SET status = 'waiting_human', decided_at = NULL, decisions = NULL, progress = NULL, progress_seq = progress_seq + 1
        WHERE interrupt_id = $1 AND status IN ('resumed', 'rejected')`,
       [interruptId],
     );
@@ -65,6 +65,17 @@ export class PgInterruptStore implements InterruptStore {
       [now],
     );
     return rows.map((r) => interruptFromRow(r, this.keyedHash));
+  }
+
+  async recordProgress(interruptId: string, seenSeq: number, progress: InterruptProgress, before: number): Promise<boolean> {
+    // Compare-and-set on the count: of two decisions read at the same count, one writes; the other
+    // (blocked on the row until this commits) finds the count moved and changes nothing.
+    const r = await this.q.query(
+      `UPDATE interrupts SET progress = $1, progress_seq = progress_seq + 1
+       WHERE interrupt_id = $2 AND status = 'waiting_human' AND progress_seq = $3 AND expires_at > $4`,
+      [JSON.stringify(progress), interruptId, seenSeq, before],
+    );
+    return changedOne(r);
   }
 
   async markEscalated(interruptId: string, at: number): Promise<boolean> {

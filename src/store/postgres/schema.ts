@@ -169,9 +169,13 @@ ALTER TABLE threads ADD COLUMN IF NOT EXISTS graph_id TEXT NOT NULL DEFAULT 'age
 -- version 5: what a graph asked people with its own interrupt() (JSON), beside the gate's calls
 ALTER TABLE interrupts ADD COLUMN IF NOT EXISTS questions TEXT;
 
--- version 6: when people are told an interrupt still waits, and when they were (approval.escalated)
+-- version 6: when people are told an interrupt still waits, and when they were (approval.escalated);
+-- decisions taken on single calls while it waits
 ALTER TABLE interrupts ADD COLUMN IF NOT EXISTS escalate_at BIGINT;
 ALTER TABLE interrupts ADD COLUMN IF NOT EXISTS escalated_at BIGINT;
+-- decisions on single calls while the interrupt waits (a quorum), and their compare-and-set count
+ALTER TABLE interrupts ADD COLUMN IF NOT EXISTS progress TEXT;
+ALTER TABLE interrupts ADD COLUMN IF NOT EXISTS progress_seq INTEGER NOT NULL DEFAULT 0;
 `;
 
 /** The advisory lock key that serialises migrations (any constant; ASCII "tgsc"). */

@@ -1,5 +1,5 @@
 import { interruptFromRow, type InterruptRow, questionsColumn } from "../interrupt-records.js";
-import type { InterruptRecord, InterruptStatus, InterruptStore, NewInterrupt, OpenInterrupt } from "../types.js";
+import type { InterruptProgress, InterruptRecord, InterruptStatus, InterruptStore, NewInterrupt, OpenInterrupt } from "../types.js";
 import { type Clock, systemClock } from "../../clock.js";
 import type { SqliteConn } from "./sqlite-conn.js";
 
@@ -23,13 +23,16 @@ export class SqliteInterruptStore implements InterruptStore {
         "UPDATE interrupts SET status = ?, decided_at = ?, decisions = ? WHERE interrupt_id = ? AND status = 'waiting_human' AND (? IS NULL OR expires_at > ?)",
       ),
       reopen: db.prepare(
-        "UPDATE interrupts SET status = 'waiting_human', decided_at = NULL, decisions = NULL WHERE interrupt_id = ? AND status IN ('resumed', 'rejected')",
+        "UPDATE interrupts SET status = 'waiting_human', decided_at = NULL, decisions = NULL, progress = NULL, progress_seq = progress_seq + 1 WHERE interrupt_id = ? AND status IN ('resumed', 'rejected')",
       ),
       expired: db.prepare<[number], InterruptRow>(
         "SELECT * FROM interrupts WHERE status = 'waiting_human' AND expires_at <= ? ORDER BY expires_at",
       ),
       dueEscalations: db.prepare<[number, number], InterruptRow>(
         "SELECT * FROM interrupts WHERE status = 'waiting_human' AND escalated_at IS NULL AND escalate_at <= ? AND expires_at > ? ORDER BY escalate_at",
+      ),
+      recordProgress: db.prepare(
+        "UPDATE interrupts SET progress = ?, progress_seq = progress_seq + 1 WHERE interrupt_id = ? AND status = 'waiting_human' AND progress_seq = ? AND expires_at > ?",
       ),
       markEscalated: db.prepare(
         "UPDATE interrupts SET escalated_at = ? WHERE interrupt_id = ? AND status = 'waiting_human' AND escalated_at IS NULL AND escalate_at IS NOT NULL",
@@ -71,6 +74,10 @@ export class SqliteInterruptStore implements InterruptStore {
 
   listDueEscalations(now: number): Promise<InterruptRecord[]> {
     return this.conn.lock.gate(() => this.q.dueEscalations.all(now, now).map((r) => interruptFromRow(r, this.keyedHash)));
+  }
+
+  recordProgress(interruptId: string, seenSeq: number, progress: InterruptProgress, before: number): Promise<boolean> {
+    return this.conn.lock.gate(() => this.q.recordProgress.run(JSON.stringify(progress), interruptId, seenSeq, before).changes === 1);
   }
 
   markEscalated(interruptId: string, at: number): Promise<boolean> {

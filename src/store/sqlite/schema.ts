@@ -138,6 +138,9 @@ export const ADDED_COLUMNS: ReadonlyArray<{ table: string; column: string; defin
   // when people are told an interrupt still waits, and when they were (approval.escalated)
   { table: "interrupts", column: "escalate_at", definition: "INTEGER" },
   { table: "interrupts", column: "escalated_at", definition: "INTEGER" },
+  // decisions on single calls while the interrupt waits (a quorum), and their compare-and-set count
+  { table: "interrupts", column: "progress", definition: "TEXT" },
+  { table: "interrupts", column: "progress_seq", definition: "INTEGER NOT NULL DEFAULT 0" },
 ];
 
 export const LATE_INDEXES = `

@@ -4,6 +4,9 @@ import { defineTool, type TollgateTool } from "../tollgate-tool.js";
 import { toolContext } from "../tool-context.js";
 import { callIdOf, type DbSource, type DemoTables, demoTablesOf } from "./demo-tables.js";
 
+/** Refunds above this many cents need two approvers of role `finance`. */
+export const LARGE_REFUND_CENTS = 50_000;
+
 /** Irreversible: records a refund. The write checks the abort signal inside its transaction. */
 export function refundOrderTool(source: DemoTables | DbSource): TollgateTool {
   const tables = demoTablesOf(source);
@@ -25,5 +28,10 @@ export function refundOrderTool(source: DemoTables | DbSource): TollgateTool {
     },
   );
   // Four eyes: whoever asked for the refund cannot approve it; an approver may correct the amount.
-  return defineTool(t, { kind: "irreversible", policy: "approver", editable: true });
+  // Above $500, two people of finance must approve (the demo declares the role: AUTH_ROLES=finance).
+  return defineTool(t, {
+    kind: "irreversible",
+    policy: ({ amount_cents }) => ((amount_cents as number) > LARGE_REFUND_CENTS ? { role: "finance", approvers: 2 } : "approver"),
+    editable: true,
+  });
 }

@@ -240,6 +240,7 @@ describe("cancel wins over a resume that is starting", () => {
       } else {
         // The resume has passed the gate and started when the cancel arrives: it is stopped.
         const run = await t.runs.startResume(ANONYMOUS, { threadId: thread, interruptId: p.interrupt_id, decisions: [{ call_id: "c1", approved: true }] });
+        if ("waiting_on" in run) throw new Error("a whole decision started no run");
         expect((await t.runs.cancel(ANONYMOUS, thread)).cancelled).toBe(true);
         await run.done;
         expect(run.outcome).toBe("cancelled");

@@ -407,6 +407,21 @@ describe.each([sqlite, postgres])("the $name store", (backend) => {
         expect(await s.interrupts.markEscalated(closed.interrupt_id, now)).toBe(false);
       });
 
+      it("recordProgress: of 20 concurrent writes read at the same count exactly one lands; none past the deadline or once closed; a reopen clears it", async () => {
+        const r = interrupt(id("t"), { expires_at: 5_000 });
+        await s.interrupts.create(r);
+        const results = await race(20, (i) => s.interrupts.recordProgress(r.interrupt_id, 0, { c1: { approvals: [{ by: `p${i}`, at: 1 }] } }, 4_000));
+        const won = results.flatMap((x, i) => (x.status === "fulfilled" && x.value ? [i] : []));
+        expect(won).toHaveLength(1);
+        expect(await s.interrupts.get(r.interrupt_id)).toMatchObject({ progress: { c1: { approvals: [{ by: `p${won[0]}` }] } }, progress_seq: 1 });
+        expect(await s.interrupts.recordProgress(r.interrupt_id, 0, {}, 4_000)).toBe(false);
+        expect(await s.interrupts.recordProgress(r.interrupt_id, 1, {}, 5_000)).toBe(false);
+        expect(await s.interrupts.transition(r.interrupt_id, "resumed")).toBe(true);
+        expect(await s.interrupts.recordProgress(r.interrupt_id, 1, {}, 4_000)).toBe(false);
+        expect(await s.interrupts.reopen(r.interrupt_id)).toBe(true);
+        expect(await s.interrupts.get(r.interrupt_id)).toMatchObject({ status: "waiting_human", progress: {}, progress_seq: 2 });
+      });
+
       it("transition with `before`: a decision does not win against the deadline", async () => {
         const r = interrupt(id("t"), { expires_at: 5_000 });
         await s.interrupts.create(r);
@@ -658,7 +673,7 @@ describe.each([sqlite, postgres])("the $name store", (backend) => {
 
       it("appendForEachCall writes one row per pending call", async () => {
         const t = id("t");
-        const r = { ...interrupt(t), status: "expired" as const, decided_at: 1, escalated_at: null };
+        const r = { ...interrupt(t), status: "expired" as const, decided_at: 1, escalated_at: null, progress: {}, progress_seq: 0 };
         await s.audit.appendForEachCall(r, { decision: "expired", by: null, reason: "ttl" }, 1_700_000_000_000);
         expect(await s.audit.list(t)).toEqual([
           expect.objectContaining({ call_id: "c1", args_hash: "keyed-c1", decision: "expired", by: null, reason: "ttl" }),
