@@ -30,7 +30,13 @@ function hitlValue(payload: InterruptPayload) {
     tollgate: {
       interrupt_id: payload.interrupt_id,
       expires_at: payload.expires_at,
-      calls: payload.calls.map((c) => ({ call_id: c.call_id, policy: c.policy, editable: c.editable })),
+      calls: payload.calls.map((c) => ({
+        call_id: c.call_id,
+        policy: c.policy,
+        ...(c.requires ? { requires: c.requires } : {}),
+        ...(c.approvals ? { approvals: c.approvals } : {}),
+        editable: c.editable,
+      })),
     },
   };
 }

@@ -48,7 +48,8 @@ describe("a refund that needs two of finance", () => {
   it("shows the quorum; the first approval waits (202, nothing runs), the second runs the refund once", async () => {
     const id = threadId("q-two");
     const intr = await asked(s, id, [{ id: "q1", name: "refund_order", args: LARGE }]);
-    expect(intr.calls).toMatchObject([{ call_id: "q1", policy: "quorum", requires: { role: "finance", approvers: 2 }, approvals: [] }]);
+    // Decided call by call, it offers no edit.
+    expect(intr.calls).toMatchObject([{ call_id: "q1", policy: "quorum", requires: { role: "finance", approvers: 2 }, approvals: [], editable: false }]);
     // The inbox: finance sees it; an approver without the role does not.
     const inbox = async (who: Record<string, string>) => ((await call(s.server.url, "GET", "/approvals", undefined, who)).json as { items: Array<{ thread_id: string }> }).items.map((i) => i.thread_id);
     expect(await inbox(FIN(0))).toContain(id);
@@ -143,6 +144,12 @@ describe("a refund that needs two of finance", () => {
     const body = { assistant_id: "agent", command: { resume: { decisions: [{ type: "approve" }] } } };
     const first = await call(s.server.url, "POST", `/langgraph/threads/${id}/runs/stream`, body, FIN(7));
     expect([first.status, first.json]).toEqual([202, { status: "waiting_human", waiting_on: ["ql"], run_id: null }]);
+    // The HITL value's tollgate block says what the call needs and who approved it so far.
+    const state = (await call(s.server.url, "GET", `/langgraph/threads/${id}/state`, undefined, FIN(8))).json as { tasks: Array<{ interrupts: Array<{ value: any }> }> };
+    expect(state.tasks[0]!.interrupts[0]!.value).toMatchObject({
+      review_configs: [{ allowed_decisions: ["approve", "reject"] }],
+      tollgate: { calls: [{ call_id: "ql", policy: "quorum", requires: { role: "finance", approvers: 2 }, approvals: [{ by: "fin7" }], editable: false }] },
+    });
     s.model.push({ text: "Refunded." });
     const sdk = new Client({ apiUrl: `${s.server.url}/langgraph`, apiKey: FINANCE[8]![0], callerOptions: { maxRetries: 0 } });
     const parts: Array<{ event: string }> = [];
