@@ -35,6 +35,7 @@ const ON_POSTGRES = [
   "metrics",
   "model-faults",
   "not-found-equivalence",
+  "previews",
   "quorum",
   "react-hook",
   "react-session",

@@ -8,4 +8,5 @@ export { jsonLogger, LOG_LEVELS, silentLogger, type JsonLoggerOptions, type Logg
 export type { Clock } from "./clock.js";
 export { defineTool, TollgateTool, type ToolKind, type ToolMeta } from "./tools/tollgate-tool.js";
 export { throwIfAborted, toolContext, type ToolContext } from "./tools/tool-context.js";
+export { StalePreview } from "./tools/stale-preview.js";
 export type { ApprovalPolicy } from "./protocol/index.js";

@@ -59,6 +59,8 @@ export const pendingCallSchema = z.object({
     .array(z.object({ by: z.string(), at: z.string() }))
     .optional()
     .describe("`quorum` calls: who approved so far, and when."),
+  preview: z.unknown().optional().describe("What the call would do, from its tool's `preview` when the interrupt opened (sensitive output masked); the approval is bound to it."),
+  preview_error: z.string().optional().describe("Why the tool's preview could not be shown; the call may still be decided."),
   /** Whether a decision may carry `edited_args` for this call. */
   editable: z.boolean(),
   /** The tool's JSON Schema, for an edit form. */

@@ -131,6 +131,8 @@ export interface AuditEntry {
   reason: string | null;
   /** For `edited`: keyed hash of the arguments the call ran with. */
   edited_args_hash?: string;
+  /** Keyed hash of the call's preview as the person was shown it (tools with a `preview`). */
+  preview_hash?: string;
   /** Whether and how the call then ran, from the execution ledger; absent when it never started. */
   executed?: { status: ToolStatus | "unknown"; at: string };
 }

@@ -10,7 +10,7 @@ export function interruptPayload(r: Pick<InterruptRecord, "thread_id" | "interru
   return {
     thread_id: r.thread_id,
     interrupt_id: r.interrupt_id,
-    calls: r.calls.map(({ args_hash: _bound, audit_hash: _audited, hitl: _asked, ...shown }) => {
+    calls: r.calls.map(({ args_hash: _bound, audit_hash: _audited, hitl: _asked, preview_hash: _seen, ...shown }) => {
       if (shown.policy !== "quorum") return shown;
       const approvals = (r.progress?.[shown.call_id]?.approvals ?? []).map((a) => ({ by: a.by, at: new Date(a.at).toISOString() }));
       return { ...shown, approvals };

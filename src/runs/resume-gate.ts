@@ -85,6 +85,7 @@ export async function openGate(ctx: RunContext, tx: StoreOps, p: Principal, req:
   }
   if (partial) return takePartial(ctx, tx, { p, req, open, thread, runId, now });
   const bound = decisions.map((d) => bind(d, pending.get(d.call_id)!, edits, interruptId));
+  for (const b of bound) if (b.edit) refuseEditPastPolicy(ctx, { p, owner: thread.owner, requester: open.requester, call: pending.get(b.decision.call_id)!, args: b.edit.args });
   const rows = auditRows(ctx, open, bound, p, now);
   await tx.audit.append(rows);
   return resumeGate(ctx, tx, { p, open, thread, bound, rows, answers, runId, now });
@@ -245,6 +246,8 @@ function bind(d: ResumeDecision, call: InterruptCall, edits: PreparedEdits, inte
     name: call.name,
     args_hash: call.args_hash,
     run_args_hash: call.args_hash,
+    // What the person saw: the tool gets it back to check it still holds.
+    ...(call.preview !== undefined ? { preview: call.preview } : {}),
   };
   if (d.edited_args === undefined) return { decision };
   const edit = edits.interruptId === interruptId ? edits.byCall.get(d.call_id) : undefined;
@@ -270,6 +273,22 @@ function auditRows(ctx: RunContext, open: InterruptRecord, bound: Bound[], p: Pr
     }
     return { ...row, decision: "approved", reason: d.reason ?? null, run_args_hash: call.args_hash };
   });
+}
+
+/**
+ * An edit re-resolves the call's policy on the new arguments (a rule may answer otherwise): the
+ * editor must be allowed under both, and an edit that would need a quorum is refused (it is
+ * decided call by call: reject, and ask for the call again). `403`, nothing decided.
+ */
+function refuseEditPastPolicy(ctx: RunContext, o: { p: Principal; owner: string; requester: string | null; call: InterruptCall; args: Record<string, unknown> }): void {
+  const now = ctx.registry.policyOf(o.call.name, o.args);
+  if (now.policy === o.call.policy && now.requires === undefined) return;
+  if (now.policy === "quorum") {
+    throw new AppError("forbidden", `With these edits call ${clip(o.call.call_id)} would need ${now.requires!.approvers} of ${now.requires!.role}: reject it, and ask for it again`);
+  }
+  if (!ctx.access.mayDecide(o.p, o.owner, now, o.requester)) {
+    throw new AppError("forbidden", `With these edits call ${clip(o.call.call_id)} would need ${now.policy === "approver" ? "an approver other than its owner or requester" : "its owner or an approver"}`);
+  }
 }
 
 function forbiddenWhy(open: InterruptRecord, p: Principal, owner: string): string {

@@ -10,6 +10,7 @@ import { hashArgs, type ToolOutcome } from "../tools/index.js";
 import { toolResultEvent } from "./adapter.js";
 import { enqueueApprovalWebhook } from "./approval-webhooks.js";
 import { takesPartialDecisions } from "./partial-decisions.js";
+import { takePreviews } from "./previews.js";
 import { cancelReasonOf, RunCancelled } from "./run-abort.js";
 import type { ActiveRun, RunContext } from "./run-context.js";
 
@@ -70,6 +71,9 @@ export async function finishNormally(ctx: RunContext, run: ActiveRun, end: Graph
     if (ungated) {
       throw new GraphRefused(`Graph '${run.graph.id}' asks approval for '${ungated.name}', which is not an irreversible tool: make it with defineTool(tool, { kind: "irreversible" })`);
     }
+    // What each call would do, for the people deciding it; a cancel meanwhile still wins.
+    const previews = await takePreviews(ctx, run, gated);
+    if (run.controller.signal.aborted) return finishCancelled(ctx, run);
     const now = ctx.clock.now();
     const record: NewInterrupt = {
       interrupt_id: randomUUID(),
@@ -86,6 +90,7 @@ export async function finishNormally(ctx: RunContext, run: ActiveRun, end: Graph
           args: ctx.redactor.scrubber.scrubDeep(shown.args),
           args_hash: hashArgs(c.args),
           audit_hash: ctx.store.audit.hash(c.args),
+          ...previews.get(c.id!),
         };
       }),
       questions,

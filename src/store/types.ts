@@ -93,6 +93,8 @@ export interface InterruptCall extends PendingCall {
    * The resume answers that interrupt with one decision per call, in the interrupt's order.
    */
   hitl?: { interrupt_id: string; allowed: readonly string[] };
+  /** Keyed hash of the preview as shown: the audit records what the approver saw. */
+  preview_hash?: string;
 }
 
 /** What a graph asked people with its own `interrupt(value)`: LangGraph's interrupt id, and the value (scrubbed). */
@@ -221,6 +223,8 @@ export interface AuditRecord {
   args_hash: string;
   /** For an edit: keyed hash of the arguments the call runs with. */
   edited_args_hash?: string;
+  /** Keyed hash of the call's preview as shown: what the approver saw. */
+  preview_hash?: string;
   decision: AuditEntry["decision"];
   /** The deciding principal; null for the system. */
   by: string | null;

@@ -1,5 +1,6 @@
 export { defineTool, TollgateTool } from "./tollgate-tool.js";
-export type { ToolKind, ToolMeta } from "./tollgate-tool.js";
+export type { PreviewContext, ToolKind, ToolMeta } from "./tollgate-tool.js";
+export { StalePreview, stalePreviewError } from "./stale-preview.js";
 export { ABORT_SIGNAL_KEY, callKey, throwIfAborted, toolContext } from "./tool-context.js";
 export type { ToolContext } from "./tool-context.js";
 export { TOOL_GATE_KEY, toolGateOf } from "./tool-gate.js";

@@ -1,5 +1,6 @@
 import type { StructuredToolInterface, ToolRunnableConfig } from "@langchain/core/tools";
-import { ABORT_SIGNAL_KEY, callKey } from "./tool-context.js";
+import { StalePreview, stalePreviewError } from "./stale-preview.js";
+import { ABORT_SIGNAL_KEY, callKey, PREVIEW_KEY } from "./tool-context.js";
 import type { ToolCallRequest, ToolOutcome } from "./tool-outcome.js";
 
 const NEVER_ABORTS = new AbortController().signal;
@@ -16,12 +17,14 @@ export function innerConfig(
   signal: AbortSignal | undefined,
   threadId: string | undefined = (config.configurable as Record<string, unknown> | undefined)?.thread_id as string | undefined,
 ): ToolRunnableConfig {
+  const preview = (config.configurable as Record<string, unknown> | undefined)?.[PREVIEW_KEY];
   return {
     signal: NEVER_ABORTS,
     configurable: {
       thread_id: threadId,
       idempotency_key: threadId ? callKey(threadId, call.id) : call.id,
       [ABORT_SIGNAL_KEY]: signal,
+      ...(preview !== undefined ? { [PREVIEW_KEY]: preview } : {}),
     },
   };
 }
@@ -46,6 +49,8 @@ export async function runInner(
     return { status: "ok", output: stringifyOutput(result) };
   } catch (err) {
     if (signal?.aborted) throw signal.reason ?? err;
+    // The tool found its approved preview out of date and did nothing: a code the model can read.
+    if (err instanceof StalePreview) return { status: "error", error: stalePreviewError(err.message) };
     return { status: "error", error: err instanceof Error ? err.message : String(err) };
   }
 }

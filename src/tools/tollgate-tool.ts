@@ -4,7 +4,7 @@ import type { ApprovalPolicy } from "../protocol/index.js";
 import { closingOutcomes, outcomeMessage } from "./outcome-message.js";
 import { callOwnCode, innerConfig, runInner, untilAborted } from "./run-tool-call.js";
 import type { ToolOutcome } from "./tool-outcome.js";
-import { toolContext } from "./tool-context.js";
+import { PREVIEW_KEY, toolContext } from "./tool-context.js";
 import { toolGateOf } from "./tool-gate.js";
 
 /** `read` tools run at once; `irreversible` tools run only after a person approves the exact call. */
@@ -49,6 +49,20 @@ export interface ToolMeta {
   escalate_after_seconds?: number;
   /** Whether an approver may change the call's arguments (`edited_args`) before it runs. */
   editable?: boolean;
+  /**
+   * What the call would do, for the person deciding it (the order, the balance, the diff): run
+   * when the interrupt opens, read-only, with the run's signal and a 10 s deadline; masked by
+   * `sensitiveOutput`. The approval is bound to it, and the tool gets it back in
+   * `toolContext(config).preview` to refuse with `StalePreview` when the world changed since.
+   */
+  preview?: (args: Record<string, unknown>, ctx: PreviewContext) => unknown;
+}
+
+/** What a preview gets besides the call's arguments. */
+export interface PreviewContext {
+  signal: AbortSignal;
+  threadId: string;
+  callId: string;
 }
 
 /**
@@ -70,6 +84,7 @@ export class TollgateTool extends StructuredTool {
   readonly editable: boolean;
   readonly ttl_seconds: number | undefined;
   readonly escalate_after_seconds: number | undefined;
+  readonly preview: ToolMeta["preview"];
 
   constructor(
     /** The team's own tool: what runs once the gate lets a call through. */
@@ -90,6 +105,7 @@ export class TollgateTool extends StructuredTool {
     this.editable = meta.editable ?? false;
     this.ttl_seconds = positiveSeconds(meta.ttl_seconds, "ttl_seconds", inner.name);
     this.escalate_after_seconds = positiveSeconds(meta.escalate_after_seconds, "escalate_after_seconds", inner.name);
+    this.preview = meta.preview;
   }
 
   static lc_name() {
@@ -105,8 +121,17 @@ export class TollgateTool extends StructuredTool {
 
   /** The metadata as given (what `createTollgate({ toolMeta })` takes). */
   get meta(): ToolMeta {
-    const { kind, sensitive, sensitiveOutput, policy, editable, ttl_seconds, escalate_after_seconds } = this;
-    return { kind, sensitive, sensitiveOutput, policy, editable, ...(ttl_seconds ? { ttl_seconds } : {}), ...(escalate_after_seconds ? { escalate_after_seconds } : {}) };
+    const { kind, sensitive, sensitiveOutput, policy, editable, ttl_seconds, escalate_after_seconds, preview } = this;
+    return {
+      kind,
+      sensitive,
+      sensitiveOutput,
+      policy,
+      editable,
+      ...(ttl_seconds ? { ttl_seconds } : {}),
+      ...(escalate_after_seconds ? { escalate_after_seconds } : {}),
+      ...(preview ? { preview } : {}),
+    };
   }
 
   protected async _call(args: unknown, run: unknown, config: ToolRunnableConfig = {}): Promise<unknown> {
@@ -132,7 +157,9 @@ export class TollgateTool extends StructuredTool {
       return answer(call, id, closingOutcomes.noApproval());
     }
     const edited = permit.decision.edited?.length ? { edited: permit.decision.edited } : {};
-    const settled = permit.execute(async () => ({ ...(await runInner(this.inner, call, config, signal, undefined, { run })), ...edited }));
+    const { preview } = permit.decision;
+    const withPreview = preview === undefined ? config : { ...config, configurable: { ...config.configurable, [PREVIEW_KEY]: preview } };
+    const settled = permit.execute(async () => ({ ...(await runInner(this.inner, call, withPreview, signal, undefined, { run })), ...edited }));
     return answer(call, id, await untilAborted(settled, signal));
   }
 }

@@ -12,7 +12,16 @@ export interface ToolContext {
   /** `thread_id:call_id`: the same for every attempt at one approved call; pass it downstream. */
   idempotencyKey: string | undefined;
   threadId: string | undefined;
+  /**
+   * What the person saw when approving this call, as its tool's `preview` showed it (masked by
+   * `sensitiveOutput`); undefined for a tool without one. Compare it with the world before acting,
+   * and throw `StalePreview` if it no longer holds.
+   */
+  preview: unknown;
 }
+
+/** `configurable` key of the approved call's preview (see `ToolContext.preview`). */
+export const PREVIEW_KEY = "tollgate_preview";
 
 /**
  * `configurable` key of the run's abort signal. It is not passed as `config.signal`: LangChain
@@ -29,6 +38,7 @@ export function toolContext(config: ToolRunnableConfig | undefined): ToolContext
     signal: signal instanceof AbortSignal ? signal : config?.signal,
     idempotencyKey: typeof c.idempotency_key === "string" ? c.idempotency_key : undefined,
     threadId: typeof c.thread_id === "string" ? c.thread_id : undefined,
+    preview: c[PREVIEW_KEY],
   };
 }
 

@@ -23,6 +23,8 @@ export interface GateDecision {
   run_args_hash?: string;
   /** Argument names the edit really changed (the tool message names them, not their values). */
   edited?: readonly string[];
+  /** The tool's preview as the person saw it when approving (its tool reads it in `toolContext`). */
+  preview?: unknown;
 }
 
 /** A live approval for one call: the only way an irreversible tool's code runs. */

@@ -92,6 +92,11 @@ export class ToolRegistry {
     };
   }
 
+  /** The tool's preview, if it has one. */
+  previewOf(name: string): TollgateTool["preview"] {
+    return this.byName.get(name)?.preview;
+  }
+
   /** A call's arguments as people and logs see them: the tool's sensitive paths masked. */
   mask(name: string, args: Record<string, unknown>): Record<string, unknown> {
     return maskArgs(args, this.byName.get(name)?.sensitive ?? []);

@@ -39,6 +39,8 @@ describe("MODEL=demo, offline", () => {
         policy: "approver",
         editable: true,
         args_schema: expect.objectContaining({ type: "object", properties: expect.objectContaining({ amount_cents: expect.any(Object) }) }),
+        // The order as the approver should see it.
+        preview: { order_id: "A-1002", status: "delivered", total_cents: 12000, refunded_cents: 0 },
       },
     ]);
     const resumed = await client.resume(id, intr.interrupt_id, [{ call_id: intr.calls[0]!.call_id, approved: true }]).collect();

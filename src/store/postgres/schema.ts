@@ -176,6 +176,8 @@ ALTER TABLE interrupts ADD COLUMN IF NOT EXISTS escalated_at BIGINT;
 -- decisions on single calls while the interrupt waits (a quorum), and their compare-and-set count
 ALTER TABLE interrupts ADD COLUMN IF NOT EXISTS progress TEXT;
 ALTER TABLE interrupts ADD COLUMN IF NOT EXISTS progress_seq INTEGER NOT NULL DEFAULT 0;
+-- keyed hash of the preview a person approved a call on (tools with a preview)
+ALTER TABLE audit ADD COLUMN IF NOT EXISTS preview_hash TEXT;
 `;
 
 /** The advisory lock key that serialises migrations (any constant; ASCII "tgsc"). */

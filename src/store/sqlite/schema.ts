@@ -141,6 +141,8 @@ export const ADDED_COLUMNS: ReadonlyArray<{ table: string; column: string; defin
   // decisions on single calls while the interrupt waits (a quorum), and their compare-and-set count
   { table: "interrupts", column: "progress", definition: "TEXT" },
   { table: "interrupts", column: "progress_seq", definition: "INTEGER NOT NULL DEFAULT 0" },
+  // keyed hash of the preview a person approved a call on (tools with a preview)
+  { table: "audit", column: "preview_hash", definition: "TEXT" },
 ];
 
 export const LATE_INDEXES = `

@@ -44,6 +44,20 @@ const wire = defineTool(
     escalate_after_seconds: 30,
   },
 );
+/** Irreversible, with a preview that masks the payee's account and fails for an unknown payee. */
+const pay = defineTool(
+  tool(async ({ to, cents }: { to: string; cents: number }) => `paid ${cents} to ${to}`, { name: "pay", description: "Pay", schema: z.object({ to: z.string(), cents: z.number().int() }) }),
+  {
+    kind: "irreversible",
+    editable: true,
+    sensitiveOutput: ["payee.account"],
+    policy: ({ cents }) => ((cents as number) > 1000 ? { role: "approver", approvers: 2 } : "owner"),
+    preview: ({ to }) => {
+      if (to === "ghost") throw new Error("no payee named ghost");
+      return { payee: { name: to, account: "DE89 3704 0044 0532 0130 00" }, balance_cents: 9_000 };
+    },
+  },
+);
 /** Irreversible, with nothing of its own: the server's window and escalation time. */
 const note = defineTool(tool(async ({ text }: { text: string }) => `noted ${text}`, { name: "file_note", description: "File a note", schema: z.object({ text: z.string() }) }), {
   kind: "irreversible",
@@ -55,6 +69,7 @@ const model = () =>
       { when: /wire (\d+) to (\w+) and note/, reply: ({ match }) => ({ toolCalls: [{ name: "wire_money", args: { to: match[2]!, cents: Number(match[1]) } }, { name: "file_note", args: { text: "paid" } }] }), then: "done" },
       { when: /wire (\d+) to (\w+)/, reply: ({ match }) => ({ toolCalls: [{ name: "wire_money", args: { to: match[2]!, cents: Number(match[1]) } }] }), then: "done" },
       { when: /note/, reply: () => ({ toolCalls: [{ name: "file_note", args: { text: "hello" } }] }), then: "done" },
+      { when: /pay (\d+) to (\w+)/, reply: ({ match }) => ({ toolCalls: [{ name: "pay", args: { to: match[2]!, cents: Number(match[1]) } }] }), then: "done" },
     ],
   });
 
@@ -65,7 +80,7 @@ async function tollgate(clock: FakeClock, env: Record<string, string> = {}): Pro
     env: { APPROVAL_TTL_SECONDS: "900", APPROVAL_ESCALATE_SECONDS: "120", EXPIRY_SWEEP_MS: "3600000", ...env },
     clock,
     model: model(),
-    tools: () => [wire, note],
+    tools: () => [wire, note, pay],
     systemPrompt: "",
   });
   return { t, client: new TollgateClient({ baseUrl: "http://localhost", fetch: async (url, init) => t.app.request(url, init) }) };
@@ -137,5 +152,31 @@ describe("escalation", () => {
     await t.expiry.sweep();
     expect(await inbox(t)).toEqual([expect.objectContaining({ thread_id: "both", escalated: true })]);
     expect(await escalatedTotal(t)).toBe(1);
+  });
+});
+
+describe("previews", () => {
+  it("show what the call would do, masked by the tool's sensitiveOutput; a preview that fails shows why and the call can still be decided", async () => {
+    const { client } = await tollgate(new FakeClock(START));
+    const shown = await interruptOf(client, "pv", "pay 50 to amy");
+    expect(shown.calls[0]).toMatchObject({ name: "pay", preview: { payee: { name: "amy", account: "***" }, balance_cents: 9_000 } });
+    expect(JSON.stringify(await client.getThread("pv"))).not.toContain("DE89");
+    const failed = await interruptOf(client, "pv-ghost", "pay 50 to ghost");
+    expect(failed.calls[0]).toMatchObject({ name: "pay", preview_error: "no payee named ghost" });
+    expect(failed.calls[0]).not.toHaveProperty("preview");
+    const done = await client.resume("pv-ghost", failed.interrupt_id, [{ call_id: failed.calls[0]!.call_id, approved: true }]).collect();
+    expect(done.at(-1)).toMatchObject({ type: "done" });
+  });
+});
+
+describe("an edit re-resolves the policy", () => {
+  it("an edit that would need a quorum is refused (403), and nothing is decided; one within the policy goes through", async () => {
+    const { client } = await tollgate(new FakeClock(START));
+    const asked = await interruptOf(client, "edit-up", "pay 50 to amy");
+    const id = asked.calls[0]!.call_id;
+    await expect(client.resume("edit-up", asked.interrupt_id, [{ call_id: id, approved: true, edited_args: { cents: 5000 } }]).collect()).rejects.toMatchObject({ status: 403 });
+    expect(await client.getThread("edit-up")).toMatchObject({ status: "waiting_human" });
+    const done = await client.resume("edit-up", asked.interrupt_id, [{ call_id: id, approved: true, edited_args: { cents: 60 } }]).collect();
+    expect(done.at(-1)).toMatchObject({ type: "done" });
   });
 });

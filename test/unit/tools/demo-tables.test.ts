@@ -160,10 +160,11 @@ describe.each([sqlite, postgres])("the $name demo tables", (backend) => {
 
     it("back tools that answer byte for byte as the SQLite ones do", async () => {
       const { tools } = await backend.fresh();
-      expect(tools.map((t) => [t.name, t.kind, t.policy, t.editable, t.sensitive, t.sensitiveOutput])).toEqual([
-        ["lookup_order", "read", "owner", false, [], ["customer_email"]],
-        ["refund_order", "irreversible", "approver", true, [], []],
-        ["send_email", "irreversible", "owner", true, ["to", "body"], ["to"]],
+      const policy = (t: (typeof tools)[number], args: object) => (typeof t.policy === "function" ? t.policy(args as never) : t.policy);
+      expect(tools.map((t) => [t.name, t.kind, policy(t, { amount_cents: 100 }), policy(t, { amount_cents: 60_000 }), t.editable, t.sensitive, t.sensitiveOutput])).toEqual([
+        ["lookup_order", "read", "owner", "owner", false, [], ["customer_email"]],
+        ["refund_order", "irreversible", "approver", { role: "finance", approvers: 2 }, true, [], []],
+        ["send_email", "irreversible", "owner", "owner", true, ["to", "body"], ["to"]],
       ]);
       const got = await script(tools);
       expect(got[0]).toBe(

@@ -1,0 +1,42 @@
+import type { ToolCall } from "@langchain/core/messages/tool";
+import type { InterruptCall } from "../store/index.js";
+import type { ActiveRun, RunContext } from "./run-context.js";
+
+/** How long a tool's preview may take before the call is shown without it. */
+export const PREVIEW_DEADLINE_MS = 10_000;
+
+type Shown = Pick<InterruptCall, "preview" | "preview_error" | "preview_hash">;
+
+/**
+ * Each gated call's preview, from its tool's `preview` (those without one show none), all at once:
+ * with the run's signal and a deadline, masked by the tool's `sensitiveOutput` and scrubbed of
+ * secrets, with the keyed hash of what is shown (the approval is bound to it). A preview that
+ * throws, times out or gives nothing JSON can carry shows `preview_error` instead: the call may
+ * still be decided.
+ */
+export async function takePreviews(ctx: RunContext, run: ActiveRun, calls: readonly ToolCall[]): Promise<Map<string, Shown>> {
+  const taken = await Promise.all(calls.map(async (c) => [c.id!, await previewOf(ctx, run, c)] as const));
+  return new Map(taken.filter(([, shown]) => shown !== undefined) as Array<[string, Shown]>);
+}
+
+async function previewOf(ctx: RunContext, run: ActiveRun, call: ToolCall): Promise<Shown | undefined> {
+  const preview = ctx.registry.previewOf(call.name);
+  if (!preview) return undefined;
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(new Error(`preview took longer than ${PREVIEW_DEADLINE_MS / 1000} s`)), PREVIEW_DEADLINE_MS);
+  const signal = AbortSignal.any([run.controller.signal, deadline.signal]);
+  try {
+    const gaveUp = new Promise<never>((_, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true }));
+    gaveUp.catch(() => {}); // an abort after the preview answered is nobody's business
+    const value = await Promise.race([Promise.resolve().then(() => preview(call.args, { signal, threadId: run.threadId, callId: call.id! })), gaveUp]);
+    const text = JSON.stringify(value);
+    if (text === undefined) return { preview_error: "the preview gave nothing to show" };
+    const shown = ctx.redactor.scrubber.scrubDeep(JSON.parse(ctx.registry.maskOutput(call.name, text)) as unknown);
+    return { preview: shown, preview_hash: ctx.store.audit.hash(shown) };
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    return { preview_error: ctx.redactor.scrubber.scrub(message).slice(0, 200) };
+  } finally {
+    clearTimeout(timer);
+  }
+}
