@@ -108,8 +108,15 @@ export class TollgateClient {
     return this.#eventStream(threadId, "resume", body);
   }
 
-  /** `POST /threads/:id/resume` without asking for a stream: `202 {run_id}`; watch it with `stream()`. */
-  resumeDetached(threadId: string, interruptId: string, decisions: Decision[]): Promise<{ run_id: string }> {
+  /**
+   * `POST /threads/:id/resume` without asking for a stream: `202 {run_id}`; watch it with `stream()`.
+   * In an interrupt that needs a quorum, while calls still wait: `{status: "waiting_human", waiting_on, run_id: null}`.
+   */
+  resumeDetached(
+    threadId: string,
+    interruptId: string,
+    decisions: Decision[],
+  ): Promise<{ run_id: string } | { status: "waiting_human"; waiting_on: string[]; run_id: null }> {
     return this.#json("POST", `${threadPath(threadId)}/resume`, { interrupt_id: interruptId, decisions });
   }
 

@@ -17,5 +17,8 @@ export function policyInWords(call: Pick<PendingCall, "policy" | "requires" | "a
 export function waitingInWords(call: Pick<PendingCall, "policy" | "requires" | "approvals">): string {
   if (call.policy === "owner") return "Waiting for the thread's owner";
   if (call.policy === "approver") return "Waiting for an approver";
-  return policyInWords(call).replace(/^Needs/, "Waiting for");
+  const { role, approvers } = call.requires ?? { role: "approver", approvers: 1 };
+  const left = Math.max(0, approvers - (call.approvals?.length ?? 0));
+  const more = call.approvals?.length ? " more" : "";
+  return role === "approver" ? `Waiting for ${left}${more} approver${left === 1 ? "" : "s"}` : `Waiting for ${left}${more} of ${role}`;
 }

@@ -239,10 +239,39 @@ export class TollgateSession {
   async #draft(decision: Decision): Promise<void> {
     const pending = this.#pending;
     if (!pending || !pending.calls.some((c) => c.call_id === decision.call_id)) return;
+    if (pending.calls.some((c) => c.policy === "quorum")) return this.#decideOne(pending, decision);
     this.#drafts = { ...this.#drafts, [decision.call_id]: decision };
     this.#emit();
     if (pending.calls.every((c) => this.#drafts[c.call_id]) && !(await this.decide(pending.calls.map((c) => this.#drafts[c.call_id]!)))) {
       // Not sent or refused: no decision may look taken when it was not.
+      this.#drafts = {};
+      this.#emit();
+    }
+  }
+
+  /**
+   * One decision on an interrupt that is decided call by call (it holds a quorum call): sent at
+   * once. While calls still wait, the thread is read again (the card shows who approved so far);
+   * when this one closed the last, the run it started is followed.
+   */
+  async #decideOne(pending: InterruptPayload, decision: Decision): Promise<void> {
+    if (this.#submitting || this.#status !== "waiting_human" || this.#live) return;
+    this.#error = null;
+    this.#submitting = true;
+    this.#emit();
+    try {
+      const taken = await this.#client.resumeDetached(this.threadId, pending.interrupt_id, [decision]);
+      if (taken.run_id === null) {
+        await this.refresh();
+        return;
+      }
+      this.#pending = null;
+      await this.#pump(this.#client.stream(this.threadId), { messagesBefore: this.#view?.messages.length ?? 0, events: [] }, "follow");
+    } catch (err) {
+      this.#fail(err);
+      await this.refresh();
+    } finally {
+      this.#submitting = false;
       this.#drafts = {};
       this.#emit();
     }

@@ -35,7 +35,19 @@ export function ApprovalCard(props: ApprovalCardProps) {
         Approval needed: <span className="tool-name">{call.name}</span>
       </h3>
       <ArgsList args={call.args} />
-      <p className="policy" data-testid="policy">{policyInWords(call)}</p>
+      {call.preview !== undefined ? (
+        <div className="preview" data-testid="preview">
+          <h4>What it would act on</h4>
+          {call.preview && typeof call.preview === "object" && !Array.isArray(call.preview) ? <ArgsList args={call.preview as Record<string, unknown>} /> : <pre>{JSON.stringify(call.preview)}</pre>}
+        </div>
+      ) : call.preview_error ? (
+        <p className="preview-error" data-testid="preview-error">
+          Preview unavailable: {call.preview_error}
+        </p>
+      ) : null}
+      <p className="policy" data-testid="policy">
+        {policyInWords(call)}
+      </p>
       <p className="countdown" data-testid="countdown" aria-live="off">
         {expired ? "Expired" : `Expires in ${formatLeft(left)}`}
       </p>

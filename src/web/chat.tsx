@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent, type Ref } from "react";
 import type { TokenSource } from "../client/index.js";
-import type { Me } from "../protocol/index.js";
+import type { Me, PendingCall } from "../protocol/index.js";
 import { useTollgate } from "../react/index.js";
 import { ApprovalCard } from "./approval-card.js";
 import { Conversation } from "./conversation.js";
@@ -68,7 +68,7 @@ export function Chat({ threadId, me, token, onOpenThread, onActivity, ref }: Cha
               call={call}
               expiresAt={t.pending!.expires_at}
               serverNow={t.serverNow}
-              canDecide={t.canDecide}
+              canDecide={t.canDecide && mayDecideCall(call, me, t.owner)}
               draft={t.drafts[call.call_id]}
               submitting={t.submitting}
               onApprove={() => t.approve(call.call_id)}
@@ -122,4 +122,15 @@ export function Chat({ threadId, me, token, onOpenThread, onActivity, ref }: Cha
       )}
     </main>
   );
+}
+
+/**
+ * Whether this person may still decide this call, besides what the inbox says of the interrupt:
+ * a quorum call needs its role, never its owner, and counts each person once.
+ */
+function mayDecideCall(call: PendingCall, me: Me, owner: string | null): boolean {
+  if (call.policy !== "quorum") return true;
+  if (me.sub === owner) return false;
+  const role = call.requires?.role ?? "approver";
+  return (me.roles.includes(role) || me.roles.includes("admin")) && !call.approvals?.some((a) => a.by === me.sub);
 }

@@ -18,7 +18,8 @@ interface SidebarProps {
 export function Sidebar({ client, me, activeThreadId, activity, onNewChat }: SidebarProps) {
   const [threads, setThreads] = useState<ThreadSummary[]>([]);
   const [inbox, setInbox] = useState<ApprovalItem[]>([]);
-  const isApprover = me.roles.includes("approver") || me.roles.includes("admin");
+  // Approvers, admins, and roles a quorum may require (AUTH_ROLES): any role but a plain user's or metrics'.
+  const isApprover = me.roles.some((r) => r !== "user" && r !== "metrics");
 
   useEffect(() => {
     let live = true;
@@ -58,6 +59,11 @@ export function Sidebar({ client, me, activeThreadId, activity, onNewChat }: Sid
               <li key={item.interrupt_id}>
                 <a href={`#thread=${encodeURIComponent(item.thread_id)}`} data-testid="inbox-item" data-thread-id={item.thread_id}>
                   {item.calls.map((c) => c.name).join(", ")} <span className="muted">for {item.requested_by}</span>
+                  {item.escalated ? (
+                    <span className="badge escalated" data-testid="escalated">
+                      escalated
+                    </span>
+                  ) : null}
                 </a>
               </li>
             ))}

@@ -175,8 +175,10 @@ describe.skipIf(skip)("the web page in a real browser", () => {
     const c = chat(page);
 
     // What the person decides on: the arguments, who must decide, how long is left.
-    await expect.poll(() => card.locator("dl.args").innerText()).toMatch(/order_id\s*A-1002[\s\S]*amount_cents\s*500/);
+    await expect.poll(() => card.locator("dl.args").first().innerText()).toMatch(/order_id\s*A-1002[\s\S]*amount_cents\s*500/);
     expect(await card.getByText("Needs an approver", { exact: true }).isVisible()).toBe(true);
+    // And the order it would act on (the tool's preview).
+    expect(await card.getByTestId("preview").innerText()).toMatch(/total_cents\s*12000[\s\S]*refunded_cents\s*0/);
     const left = countdownSeconds(await card.getByTestId("countdown").innerText());
     // The default 900 s window, less the server clock's uncertainty (its Date header has 1 s
     // resolution) — never more than is left.
