@@ -2,10 +2,13 @@ import { readGateState } from "../graph/index.js";
 import { applyEdit, hashArgs, validateArgs } from "../tools/index.js";
 import type { Decision } from "../protocol/index.js";
 import type { RunContext } from "./run-context.js";
+import { previewOf, type ShownPreview } from "./previews.js";
 import { graphOfThread } from "./thread-graph.js";
 
+const NEVER_ABORTS = new AbortController().signal;
+
 /** An edit checked before the gate opens: the merged arguments, or why it is refused. */
-export type CheckedEdit = { args: Record<string, unknown>; changed: string[] } | { error: string };
+export type CheckedEdit = { args: Record<string, unknown>; changed: string[]; preview?: ShownPreview } | { error: string };
 
 /** The edits of one resume, checked against one interrupt. */
 export interface PreparedEdits {
@@ -49,7 +52,10 @@ export async function prepareEdits(
       byCall.set(d.call_id, { error: `Call ${d.call_id} cannot be edited: it is not the call that was shown` });
       continue;
     }
-    byCall.set(d.call_id, await check(ctx, call, d));
+    const checked = await check(ctx, call, d);
+    // The person approves what the edited call would do: its preview, taken again on the new arguments.
+    const preview = "error" in checked ? undefined : await previewOf(ctx, { signal: NEVER_ABORTS, threadId }, { id: call.id, name: call.name, args: checked.args });
+    byCall.set(d.call_id, preview ? { ...checked, preview } : checked);
   }
   return { interruptId, byCall };
 }

@@ -5,7 +5,8 @@ import type { ActiveRun, RunContext } from "./run-context.js";
 /** How long a tool's preview may take before the call is shown without it. */
 export const PREVIEW_DEADLINE_MS = 10_000;
 
-type Shown = Pick<InterruptCall, "preview" | "preview_error" | "preview_hash">;
+/** A call's preview as people see it, with the keyed hash of what is shown; or why there is none. */
+export type ShownPreview = Pick<InterruptCall, "preview" | "preview_error" | "preview_hash">;
 
 /**
  * Each gated call's preview, from its tool's `preview` (those without one show none), all at once:
@@ -14,21 +15,27 @@ type Shown = Pick<InterruptCall, "preview" | "preview_error" | "preview_hash">;
  * throws, times out or gives nothing JSON can carry shows `preview_error` instead: the call may
  * still be decided.
  */
-export async function takePreviews(ctx: RunContext, run: ActiveRun, calls: readonly ToolCall[]): Promise<Map<string, Shown>> {
-  const taken = await Promise.all(calls.map(async (c) => [c.id!, await previewOf(ctx, run, c)] as const));
-  return new Map(taken.filter(([, shown]) => shown !== undefined) as Array<[string, Shown]>);
+export async function takePreviews(ctx: RunContext, run: ActiveRun, calls: readonly ToolCall[]): Promise<Map<string, ShownPreview>> {
+  const on = { signal: run.controller.signal, threadId: run.threadId };
+  const taken = await Promise.all(calls.map(async (c) => [c.id!, await previewOf(ctx, on, c)] as const));
+  return new Map(taken.filter(([, shown]) => shown !== undefined) as Array<[string, ShownPreview]>);
 }
 
-async function previewOf(ctx: RunContext, run: ActiveRun, call: ToolCall): Promise<Shown | undefined> {
+/** One call's preview (see `takePreviews`); undefined for a tool without one. */
+export async function previewOf(
+  ctx: RunContext,
+  on: { signal: AbortSignal; threadId: string },
+  call: Pick<ToolCall, "name" | "args"> & { id?: string | undefined },
+): Promise<ShownPreview | undefined> {
   const preview = ctx.registry.previewOf(call.name);
   if (!preview) return undefined;
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(new Error(`preview took longer than ${PREVIEW_DEADLINE_MS / 1000} s`)), PREVIEW_DEADLINE_MS);
-  const signal = AbortSignal.any([run.controller.signal, deadline.signal]);
+  const signal = AbortSignal.any([on.signal, deadline.signal]);
   try {
     const gaveUp = new Promise<never>((_, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true }));
     gaveUp.catch(() => {}); // an abort after the preview answered is nobody's business
-    const value = await Promise.race([Promise.resolve().then(() => preview(call.args, { signal, threadId: run.threadId, callId: call.id! })), gaveUp]);
+    const value = await Promise.race([Promise.resolve().then(() => preview(call.args, { signal, threadId: on.threadId, callId: call.id ?? "" })), gaveUp]);
     const text = JSON.stringify(value);
     if (text === undefined) return { preview_error: "the preview gave nothing to show" };
     const shown = ctx.redactor.scrubber.scrubDeep(JSON.parse(ctx.registry.maskOutput(call.name, text)) as unknown);

@@ -5,6 +5,7 @@ import type { HitlDecision } from "../graph/index.js";
 import { closingOutcomes, type GateDecision, hashArgs } from "../tools/index.js";
 import { enqueueApprovalWebhook } from "./approval-webhooks.js";
 import { NO_EDITS, type PreparedEdits } from "./edit-check.js";
+import type { ShownPreview } from "./previews.js";
 import { decisionsFromProgress, takePartialDecisions, takesPartialDecisions } from "./partial-decisions.js";
 import type { DecisionReport } from "./report-decision.js";
 import type { RunContext } from "./run-context.js";
@@ -193,7 +194,7 @@ export interface OpenedGate {
 interface Bound {
   decision: GateDecision;
   /** The checked edit, when it changes something. */
-  edit?: { args: Record<string, unknown>; changed: string[] };
+  edit?: { args: Record<string, unknown>; changed: string[]; preview?: ShownPreview };
 }
 
 /** The answers by question id; every question answered, no other (else 400, nothing decided). */
@@ -255,7 +256,10 @@ function bind(d: ResumeDecision, call: InterruptCall, edits: PreparedEdits, inte
   // was answered 400 before the run budget was touched (see `openGate`).
   if (!edit || "error" in edit) throw new AppError("thread_busy", "The interrupt changed while the edit was checked; try again");
   if (!edit.changed.length) return { decision };
-  return { decision: { ...decision, edited_args: d.edited_args, run_args_hash: hashArgs(edit.args), edited: edit.changed }, edit };
+  // What the edited call would do, taken again on its new arguments (absent: the tool has no preview).
+  const seen = edit.preview?.preview !== undefined ? { preview: edit.preview.preview } : {};
+  const { preview: _old, ...rest } = decision;
+  return { decision: { ...rest, ...seen, edited_args: d.edited_args, run_args_hash: hashArgs(edit.args), edited: edit.changed }, edit };
 }
 
 /** One immutable row per pending call: how it was decided, by whom, with keyed hashes of its arguments. */
@@ -269,7 +273,9 @@ function auditRows(ctx: RunContext, open: InterruptRecord, bound: Bound[], p: Pr
     if (!d.approved) return { ...row, decision: "rejected", reason: d.reason ?? DEFAULT_REASON };
     if (b.edit) {
       const { args } = b.edit;
-      return { ...row, decision: "edited", reason: d.reason ?? null, edited_args_hash: ctx.store.audit.hash(args), run_args_hash: hashArgs(args) };
+      const { preview_hash: _shown, ...asShown } = row;
+      const seen = b.edit.preview?.preview_hash ? { preview_hash: b.edit.preview.preview_hash } : {};
+      return { ...asShown, ...seen, decision: "edited", reason: d.reason ?? null, edited_args_hash: ctx.store.audit.hash(args), run_args_hash: hashArgs(args) };
     }
     return { ...row, decision: "approved", reason: d.reason ?? null, run_args_hash: call.args_hash };
   });

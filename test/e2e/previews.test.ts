@@ -76,4 +76,17 @@ describe("a refund's preview", () => {
     const told = s.model.requests.at(-1)!.body.messages.find((m: { role: string; tool_call_id?: string }) => m.role === "tool" && m.tool_call_id === "pv-a");
     expect(told.content).toContain("stale_preview");
   });
+
+  it("an edit takes the preview again on the new arguments: the approval is for what the edited call would do", async () => {
+    const id = threadId("pv-edit");
+    // A-1004 has had refunds in this file; A-1001 none: the call, edited to A-1001, is checked against A-1001.
+    const intr = await refundAsked(id, "pv-e", 100);
+    expect((intr.calls[0]!.preview as { refunded_cents: number }).refunded_cents).toBeGreaterThan(0);
+    s.model.push({ text: "Refunded." });
+    const done = await ops.resume(id, intr.interrupt_id, [{ call_id: "pv-e", approved: true, edited_args: { order_id: "A-1001" } }]).collect();
+    expect(only(done, "tool_result")[0]).toMatchObject({ call_id: "pv-e", status: "ok", edited: true });
+    expect(s.db.rows("refunds", "call_id = ?", "pv-e")).toMatchObject([{ order_id: "A-1001" }]);
+    const [row] = (await ops.audit(id)).entries;
+    expect(row).toMatchObject({ decision: "edited", preview_hash: expect.stringMatching(/^[0-9a-f]{64}$/) });
+  });
 });
