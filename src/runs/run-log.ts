@@ -167,8 +167,45 @@ export class RunLog {
   }
 
   /** Batches of events after `afterSeq`, as they come, until the terminal one. */
-  async *follow(afterSeq: number, signal?: AbortSignal): AsyncGenerator<LoggedEvent[]> {
+  follow(afterSeq: number, signal?: AbortSignal): AsyncGenerator<LoggedEvent[]> {
     let next = Math.max(0, afterSeq + 1);
+    return this.batches(() => {
+      if (next >= this.visible) return undefined;
+      const batch = this.events.slice(next, this.visible);
+      next = this.visible;
+      return batch;
+    }, signal);
+  }
+
+  /**
+   * Like `follow` from the start, with the frames in their places: each right after the event it
+   * follows, before the next one.
+   */
+  followWithFrames(signal?: AbortSignal): AsyncGenerator<Array<LoggedEvent | GraphFrame>> {
+    let next = 0;
+    let nextFrame = 0;
+    return this.batches(() => {
+      const batch: Array<LoggedEvent | GraphFrame> = [];
+      for (;;) {
+        const f = this.frames[nextFrame];
+        if (f && f.after < next) {
+          batch.push(f);
+          nextFrame++;
+        } else if (next < this.visible) {
+          batch.push(this.events[next++]!);
+        } else {
+          return batch.length ? batch : undefined;
+        }
+      }
+    }, signal);
+  }
+
+  /**
+   * What `take` has for a listener, as it comes, until the log has ended and `take` has nothing
+   * left; stops when `signal` fires. Returned as is (not wrapped in another generator): a wrapper's
+   * `yield*` would cost promises per batch.
+   */
+  private async *batches<T>(take: () => T[] | undefined, signal?: AbortSignal): AsyncGenerator<T[]> {
     let wake: (() => void) | undefined;
     // One listener for the whole follow, not one per wait: waits happen once per token.
     const onAbort = () => wake?.();
@@ -176,49 +213,8 @@ export class RunLog {
     try {
       for (;;) {
         if (signal?.aborted) return;
-        if (next < this.visible) {
-          const batch = this.events.slice(next, this.visible);
-          next = this.visible;
-          yield batch;
-          continue;
-        }
-        if (this.ended) return;
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-          this.waiters.push(resolve);
-        });
-      }
-    } finally {
-      signal?.removeEventListener("abort", onAbort);
-    }
-  }
-
-  /**
-   * Like `follow` from the start, with the frames in their places: each right after the event it
-   * follows, before the next one.
-   */
-  async *followWithFrames(signal?: AbortSignal): AsyncGenerator<Array<LoggedEvent | GraphFrame>> {
-    let next = 0;
-    let nextFrame = 0;
-    let wake: (() => void) | undefined;
-    const onAbort = () => wake?.();
-    signal?.addEventListener("abort", onAbort, { once: true });
-    try {
-      for (;;) {
-        if (signal?.aborted) return;
-        const batch: Array<LoggedEvent | GraphFrame> = [];
-        for (;;) {
-          const f = this.frames[nextFrame];
-          if (f && f.after < next) {
-            batch.push(f);
-            nextFrame++;
-          } else if (next < this.visible) {
-            batch.push(this.events[next++]!);
-          } else {
-            break;
-          }
-        }
-        if (batch.length) {
+        const batch = take();
+        if (batch) {
           yield batch;
           continue;
         }

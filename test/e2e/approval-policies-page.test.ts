@@ -8,7 +8,7 @@
  */
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { assertBrowserAvailable, browserAvailable, launchChromium, skipBrowserSuite } from "../helpers/browser.js";
+import { assertBrowserAvailable, browserAvailable, launchChromium, pageInNewContext, skipBrowserSuite } from "../helpers/browser.js";
 import { callIdOf, chat, screenshot, sendMessage, uniqueThreadId, waitForStatus, waitForToolStatus } from "../helpers/page-driver.js";
 import { startServer, type ServerProcess } from "../helpers/server-process.js";
 import { openDb } from "../helpers/sqlite.js";
@@ -30,12 +30,10 @@ describe.skipIf(skip)("approval policies on the web page", () => {
   let pageErrors: string[] = [];
   let page: Page;
 
+  /** Another person: a browser profile of their own. */
   async function newPage(): Promise<Page> {
-    const context = await browser.newContext({ viewport: { width: 1100, height: 800 } });
-    context.setDefaultTimeout(10_000);
+    const { context, page: p } = await pageInNewContext(browser, { onError: (e) => pageErrors.push(e) });
     contexts.push(context);
-    const p = await context.newPage();
-    p.on("pageerror", (e) => pageErrors.push(`${e.name}: ${e.message}`));
     return p;
   }
 

@@ -15,7 +15,7 @@
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { nextDemoStep } from "../../src/model/demo-intent.js";
-import { assertBrowserAvailable, browserAvailable, launchChromium, skipBrowserSuite } from "../helpers/browser.js";
+import { assertBrowserAvailable, browserAvailable, launchChromium, pageInNewContext, skipBrowserSuite } from "../helpers/browser.js";
 import { layoutSnapshot, overlapsBetween, overlapsWithin } from "../helpers/layout-boxes.js";
 import {
   callIdOf,
@@ -67,19 +67,8 @@ describe.skipIf(skip)("the web page in a real browser", () => {
   let page: Page;
 
   async function newPage(opts: { viewport?: { width: number; height: number } } = {}): Promise<Page> {
-    const context = await browser.newContext({ viewport: opts.viewport ?? { width: 1100, height: 800 } });
-    context.setDefaultTimeout(10_000);
+    const { context, page: p } = await pageInNewContext(browser, { ...opts, onError: (e) => pageErrors.push(e) });
     contexts.push(context);
-    // A CSP refusal caught by the page's own code is only a DOM event: say it on the console.
-    await context.addInitScript(() =>
-      document.addEventListener("securitypolicyviolation", (e) => console.error(`Content Security Policy violation: ${e.violatedDirective} ${e.blockedURI}`)),
-    );
-    const p = await context.newPage();
-    p.on("pageerror", (e) => pageErrors.push(`${e.name}: ${e.message}`));
-    // The page runs under a strict CSP; anything it refuses is a bug in the page (or a hole it closed).
-    p.on("console", (m) => {
-      if (m.type() === "error" && /Content Security Policy|unsafe-eval/i.test(m.text())) pageErrors.push(`CSP: ${m.text()}`);
-    });
     return p;
   }
 

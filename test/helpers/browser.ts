@@ -9,7 +9,7 @@
  */
 import fs from "node:fs";
 import { createRequire } from "node:module";
-import type { Browser } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 
 export const CHROMIUM_PATH = "/usr/bin/chromium";
 
@@ -87,4 +87,28 @@ export async function launchChromium(opts: LaunchOptions = {}): Promise<Browser>
     args,
     timeout: 30_000,
   });
+}
+
+/**
+ * A page in a fresh browser context (its own cookies and storage: another person), 10 s default
+ * timeouts, each uncaught page error and Content Security Policy refusal reported to `onError`.
+ * The caller closes the context.
+ */
+export async function pageInNewContext(
+  browser: Browser,
+  o: { viewport?: { width: number; height: number }; onError: (message: string) => void },
+): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ viewport: o.viewport ?? { width: 1100, height: 800 } });
+  context.setDefaultTimeout(10_000);
+  // A CSP refusal caught by the page's own code is only a DOM event: say it on the console.
+  await context.addInitScript(() =>
+    document.addEventListener("securitypolicyviolation", (e) => console.error(`Content Security Policy violation: ${e.violatedDirective} ${e.blockedURI}`)),
+  );
+  const page = await context.newPage();
+  page.on("pageerror", (e) => o.onError(`${e.name}: ${e.message}`));
+  // The page runs under a strict CSP; anything it refuses is a bug in the page (or a hole it closed).
+  page.on("console", (m) => {
+    if (m.type() === "error" && /Content Security Policy|unsafe-eval/i.test(m.text())) o.onError(`CSP: ${m.text()}`);
+  });
+  return { context, page };
 }
