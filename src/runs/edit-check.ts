@@ -8,7 +8,7 @@ import { graphOfThread } from "./thread-graph.js";
 const NEVER_ABORTS = new AbortController().signal;
 
 /** An edit checked before the gate opens: the merged arguments, or why it is refused. */
-export type CheckedEdit = { args: Record<string, unknown>; changed: string[]; preview?: ShownPreview } | { error: string };
+export type CheckedEdit = { args: Record<string, unknown>; changed: string[]; preview?: ShownPreview; edited_args: Record<string, unknown> } | { error: string };
 
 /** The edits of one resume, checked against one interrupt. */
 export interface PreparedEdits {
@@ -31,13 +31,24 @@ export async function prepareEdits(
   interruptId: string,
   decisions: readonly Decision[],
 ): Promise<PreparedEdits> {
-  if (!decisions.some((d) => d.edited_args !== undefined)) return NO_EDITS;
   const record = await ctx.store.interrupts.get(interruptId);
   if (!record || record.thread_id !== threadId || record.status !== "waiting_human") return NO_EDITS;
+  // Calls edited earlier while the interrupt waits (decided call by call): a new edit goes on top
+  // of theirs, and the run that starts applies theirs too.
+  const stored = Object.entries(record.progress).flatMap(([call_id, p]) => (p.edit ? [{ call_id, edited_args: p.edit.edited_args }] : []));
+  if (!decisions.some((d) => d.edited_args !== undefined) && !stored.length) return NO_EDITS;
+  const named = new Set(decisions.map((d) => d.call_id));
+  const all: Decision[] = [
+    ...decisions.map((d) => {
+      const before = record.progress[d.call_id]?.edit?.edited_args;
+      return before && d.approved ? { ...d, edited_args: { ...before, ...d.edited_args } } : d;
+    }),
+    ...stored.filter((s) => !named.has(s.call_id)).map((s) => ({ call_id: s.call_id, approved: true, edited_args: s.edited_args })),
+  ];
   const at = await readGateState(await graphOfThread(ctx, threadId), threadId);
   const real = new Map(at.calls.map((c) => [c.id!, c]));
   const byCall = new Map<string, CheckedEdit>();
-  for (const d of decisions) {
+  for (const d of all) {
     if (d.edited_args === undefined) continue;
     const shown = record.calls.find((c) => c.call_id === d.call_id);
     const call = real.get(d.call_id);
@@ -65,5 +76,5 @@ async function check(ctx: RunContext, call: { id?: string; name: string; args: R
   const edit = applyEdit(ctx.registry, call, d.edited_args);
   if ("error" in edit) return edit;
   const invalid = await validateArgs(ctx.registry, { id: call.id!, name: call.name, args: edit.args });
-  return invalid ? { error: `edited_args: ${invalid}` } : edit;
+  return invalid ? { error: `edited_args: ${invalid}` } : { ...edit, edited_args: d.edited_args! };
 }

@@ -1,6 +1,8 @@
 import type { Principal } from "../auth/index.js";
 import { AppError, type Decision } from "../protocol/index.js";
-import { type AuditRecord, callRow, type InterruptProgress, type InterruptRecord } from "../store/index.js";
+import { type AuditRecord, callRow, type InterruptCall, type InterruptProgress, type InterruptRecord } from "../store/index.js";
+import { hashArgs } from "../tools/index.js";
+import type { PreparedEdits } from "./edit-check.js";
 
 import type { RunContext } from "./run-context.js";
 
@@ -19,19 +21,20 @@ export interface PartialStep {
 const DEFAULT_REASON = "User denied";
 
 /**
- * Applies `p`'s decisions to the calls they name, or refuses them all: a call `p` may not decide
- * (`403`); one already closed, or a quorum call `p` approved before (`409 already_decided`); an edit
- * (`400`: not taken call by call). An approval of a quorum call counts once per principal, and
- * closes it approved at `requires.approvers` (one, with auth off); any other call, and any
- * rejection, closes at once. Calls left out stay as they were.
+ * Applies `p`'s decisions to the calls they name, or refuses them all: a call `p` may not decide,
+ * before or after their edit (`403`); one already closed, or a quorum call `p` approved before
+ * (`409 already_decided`). An approval of a quorum call counts once per principal, and closes it
+ * approved at `requires.approvers` (one, with auth off); any other call, and any rejection, closes
+ * at once. An edit makes the call what it says (policy resolved again, preview taken again) and
+ * is its first approval: those given before it no longer count. Calls left out stay as they were.
  */
-export function takePartialDecisions(ctx: RunContext, o: { open: InterruptRecord; owner: string; p: Principal; decisions: readonly Decision[]; now: number }): PartialStep {
-  const { open, owner, p, decisions, now } = o;
+export function takePartialDecisions(
+  ctx: RunContext,
+  o: { open: InterruptRecord; owner: string; p: Principal; decisions: readonly Decision[]; edits: PreparedEdits; now: number },
+): PartialStep {
+  const { open, owner, p, decisions, edits, now } = o;
   const progress: InterruptProgress = structuredClone(open.progress);
   const calls = new Map(open.calls.map((c) => [c.call_id, c]));
-  if (decisions.some((d) => d.edited_args !== undefined)) {
-    throw new AppError("invalid_request", "An interrupt that needs a quorum takes no edits: reject the call, and ask for it again as it should be");
-  }
   for (const d of decisions) {
     if (!ctx.access.mayDecide(p, owner, calls.get(d.call_id)!, open.requester)) {
       throw new AppError("forbidden", `You may not decide call ${d.call_id.slice(0, 200)}: ${whoMay(calls.get(d.call_id)!)}`);
@@ -49,22 +52,58 @@ export function takePartialDecisions(ctx: RunContext, o: { open: InterruptRecord
       rows.push({ ...row, decision: "rejected", reason });
       continue;
     }
+    const edit = d.edited_args === undefined ? undefined : checkedEdit(edits, open.interrupt_id, d.call_id);
+    if (edit?.changed.length) {
+      // The call is now what the edit makes it: its policy on the new arguments (which the editor
+      // must meet), its preview taken again; approvals given to what it was no longer count.
+      const edited = ctx.registry.policyOf(call.name, edit.args);
+      if (!ctx.access.mayDecide(p, owner, edited, open.requester)) {
+        throw new AppError("forbidden", `With these edits call ${d.call_id.slice(0, 200)} ${whoMay(edited).replace(/^it /, "would ")}: you may not decide it then`);
+      }
+      at.edit = {
+        edited_args: edit.edited_args,
+        changed: edit.changed,
+        run_args_hash: hashArgs(edit.args),
+        edited_args_hash: ctx.store.audit.hash(edit.args),
+        args: ctx.redactor.scrubber.scrubDeep(ctx.registry.mask(call.name, edit.args)),
+        ...edited,
+        ...(edit.preview ?? {}),
+      };
+      at.approvals = [{ by: p.sub, at: now }];
+      if (at.approvals.length >= needed(ctx, edited)) at.closed = { decision: "approved", by: p.sub, at: now };
+      const { preview_hash: _before, ...asked } = row;
+      const seen = edit.preview?.preview_hash ? { preview_hash: edit.preview.preview_hash } : {};
+      rows.push({ ...asked, ...seen, decision: "edited", reason: d.reason ?? null, edited_args_hash: at.edit.edited_args_hash, run_args_hash: at.edit.run_args_hash });
+      continue;
+    }
     if (at.approvals.some((a) => a.by === p.sub)) throw new AppError("already_decided", `You already approved call ${d.call_id.slice(0, 200)}`);
     at.approvals.push({ by: p.sub, at: now });
-    const needed = call.policy === "quorum" && ctx.access.enforced ? (call.requires?.approvers ?? 1) : 1;
-    if (at.approvals.length >= needed) at.closed = { decision: "approved", by: p.sub, at: now };
-    rows.push({ ...row, decision: "approved", reason: d.reason ?? null, run_args_hash: call.args_hash });
+    if (at.approvals.length >= needed(ctx, call)) at.closed = { decision: "approved", by: p.sub, at: now };
+    rows.push({ ...row, decision: "approved", reason: d.reason ?? null, run_args_hash: at.edit?.run_args_hash ?? call.args_hash });
   }
   const waitingOn = open.calls.filter((c) => !progress[c.call_id]?.closed).map((c) => c.call_id);
   return { progress, rows, waitingOn };
 }
 
-/** The closed calls as decisions for the run's gate: approved ones bound to the arguments shown. */
+/** The closed calls as decisions for the run's gate: approved ones with the edit they were approved with. */
 export function decisionsFromProgress(open: InterruptRecord, progress: InterruptProgress): Decision[] {
   return open.calls.map((c) => {
-    const closed = progress[c.call_id]?.closed;
-    return closed?.decision === "approved" ? { call_id: c.call_id, approved: true } : { call_id: c.call_id, approved: false, reason: closed?.reason ?? DEFAULT_REASON };
+    const at = progress[c.call_id];
+    if (at?.closed?.decision !== "approved") return { call_id: c.call_id, approved: false, reason: at?.closed?.reason ?? DEFAULT_REASON };
+    return at.edit ? { call_id: c.call_id, approved: true, edited_args: at.edit.edited_args } : { call_id: c.call_id, approved: true };
   });
+}
+
+/** How many approvals close a call: a quorum's count, with auth on; else one. */
+function needed(ctx: RunContext, call: Pick<InterruptCall, "policy" | "requires">): number {
+  return call.policy === "quorum" && ctx.access.enforced ? (call.requires?.approvers ?? 1) : 1;
+}
+
+/** The edit prepared for this call before the transaction; one made for another interrupt means it changed meanwhile. */
+function checkedEdit(edits: PreparedEdits, interruptId: string, callId: string) {
+  const edit = edits.interruptId === interruptId ? edits.byCall.get(callId) : undefined;
+  if (!edit || "error" in edit) throw new AppError("thread_busy", "The interrupt changed while the edit was checked; try again");
+  return edit;
 }
 
 function whoMay(call: { policy: string; requires?: { role: string; approvers: number } | undefined }): string {

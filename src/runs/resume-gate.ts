@@ -4,7 +4,7 @@ import { type AuditRecord, callRow, type InterruptCall, type InterruptRecord, ty
 import type { HitlDecision } from "../graph/index.js";
 import { closingOutcomes, type GateDecision, hashArgs } from "../tools/index.js";
 import { enqueueApprovalWebhook } from "./approval-webhooks.js";
-import { NO_EDITS, type PreparedEdits } from "./edit-check.js";
+import type { PreparedEdits } from "./edit-check.js";
 import type { ShownPreview } from "./previews.js";
 import { decisionsFromProgress, takePartialDecisions, takesPartialDecisions } from "./partial-decisions.js";
 import type { DecisionReport } from "./report-decision.js";
@@ -84,7 +84,7 @@ export async function openGate(ctx: RunContext, tx: StoreOps, p: Principal, req:
     seen.add(d.call_id);
     if (!pending.has(d.call_id)) throw new AppError("unknown_call", `Call ${clip(d.call_id)} is not pending in this interrupt`);
   }
-  if (partial) return takePartial(ctx, tx, { p, req, open, thread, runId, now });
+  if (partial) return takePartial(ctx, tx, { p, req, open, thread, runId, now, edits });
   const bound = decisions.map((d) => bind(d, pending.get(d.call_id)!, edits, interruptId));
   for (const b of bound) if (b.edit) refuseEditPastPolicy(ctx, { p, owner: thread.owner, requester: open.requester, call: pending.get(b.decision.call_id)!, args: b.edit.args });
   const rows = auditRows(ctx, open, bound, p, now);
@@ -101,11 +101,11 @@ export async function openGate(ctx: RunContext, tx: StoreOps, p: Principal, req:
 async function takePartial(
   ctx: RunContext,
   tx: StoreOps,
-  o: { p: Principal; req: ResumeRequest; open: InterruptRecord; thread: ThreadRow; runId: string; now: number },
+  o: { p: Principal; req: ResumeRequest; open: InterruptRecord; thread: ThreadRow; runId: string; now: number; edits: PreparedEdits },
 ): Promise<OpenedGate | WaitingGate> {
   const { p, req, open, thread, now } = o;
   const answers = req.answers ?? [];
-  const step = takePartialDecisions(ctx, { open, owner: thread.owner, p, decisions: req.decisions, now });
+  const step = takePartialDecisions(ctx, { open, owner: thread.owner, p, decisions: req.decisions, edits: o.edits, now });
   if (step.waitingOn.length && answers.length) throw new AppError("invalid_request", "Answers go with the decision that closes the interrupt's last open call");
   if (!(await tx.interrupts.recordProgress(open.interrupt_id, open.progress_seq, step.progress, now))) {
     const again = await tx.interrupts.get(open.interrupt_id);
@@ -126,7 +126,12 @@ async function takePartial(
     return { waiting_on: step.waitingOn, report };
   }
   const pending = new Map(open.calls.map((c) => [c.call_id, c]));
-  const bound = decisionsFromProgress(open, step.progress).map((d) => bind(d, pending.get(d.call_id)!, NO_EDITS, open.interrupt_id));
+  // Bound to what the approvers saw: an edited call's preview as it was shown with the edit.
+  const bound = decisionsFromProgress(open, step.progress).map((d) => {
+    const b = bind(d, pending.get(d.call_id)!, o.edits, open.interrupt_id);
+    const seen = step.progress[d.call_id]?.edit;
+    return seen && b.decision.approved ? { ...b, decision: { ...b.decision, preview: seen.preview } } : b;
+  });
   return resumeGate(ctx, tx, { ...o, open: { ...open, progress: step.progress }, bound, rows: step.rows, answers });
 }
 

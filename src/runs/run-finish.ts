@@ -9,7 +9,6 @@ import { interruptPayload } from "./interrupt-payload.js";
 import { hashArgs, type ToolOutcome } from "../tools/index.js";
 import { toolResultEvent } from "./adapter.js";
 import { enqueueApprovalWebhook } from "./approval-webhooks.js";
-import { takesPartialDecisions } from "./partial-decisions.js";
 import { takePreviews } from "./previews.js";
 import { cancelReasonOf, RunCancelled } from "./run-abort.js";
 import type { ActiveRun, RunContext } from "./run-context.js";
@@ -98,8 +97,6 @@ export async function finishNormally(ctx: RunContext, run: ActiveRun, end: Graph
       ...deadlines(ctx, gated, now),
       requester: run.requester,
     };
-    // Decided call by call, an interrupt with a quorum call takes no edits: none is offered.
-    if (takesPartialDecisions(record)) record.calls = record.calls.map((c) => ({ ...c, editable: false }));
     const event: EventBody = { type: "interrupt", ...interruptPayload(record) };
     await commitEnd(ctx, run, event, "interrupted", async (tx) => {
       await tx.interrupts.create(record);

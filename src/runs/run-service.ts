@@ -4,7 +4,7 @@ import type { Principal } from "../auth/index.js";
 import { isStorageFault, type LoggedEvent, type ThreadRow, type ThreadStatus } from "../store/index.js";
 import { storageUnavailable } from "./storage-errors.js";
 import { claimRefusal } from "./claim-refusal.js";
-import { NO_EDITS, prepareEdits, type PreparedEdits } from "./edit-check.js";
+import { prepareEdits, type PreparedEdits } from "./edit-check.js";
 import { RunAdmission } from "./run-admission.js";
 import { closeInterrupt } from "./interrupt-closer.js";
 import { RunCancelled } from "./run-abort.js";
@@ -143,7 +143,8 @@ export class RunService {
     // model's history: scrubbed once, here, so every one of them holds the same text.
     const { scrubber } = this.ctx.redactor;
     const decisions = req.decisions.map((d) => (d.reason === undefined ? d : { ...d, reason: scrubber.scrub(d.reason) }));
-    const edits = decisions.some((d) => d.edited_args !== undefined) ? await prepareEdits(this.ctx, threadId, interruptId, decisions) : NO_EDITS;
+    // Edits of this resume, and those taken earlier on an interrupt decided call by call.
+    const edits = await prepareEdits(this.ctx, threadId, interruptId, decisions);
     this.refuseIfClosing();
     return this.openResume(p, { ...req, decisions }, edits);
   }

@@ -1,4 +1,4 @@
-import type { InterruptCall, InterruptProgress, InterruptQuestion, InterruptRecord } from "./types.js";
+import type { CallEdit, InterruptCall, InterruptProgress, InterruptQuestion, InterruptRecord } from "./types.js";
 
 /** An interrupt row as both databases store it: the calls and questions as JSON text. */
 export interface InterruptRow extends Omit<InterruptRecord, "calls" | "questions" | "escalate_at" | "escalated_at" | "progress" | "progress_seq"> {
@@ -23,13 +23,33 @@ export function interruptFromRow(r: InterruptRow, keyedHash: (v: unknown) => str
   const calls = (JSON.parse(r.calls) as Array<Partial<InterruptCall> & Pick<InterruptCall, "call_id" | "name" | "args" | "args_hash">>).map(
     (c): InterruptCall => ({ policy: "approver", editable: false, args_schema: {}, audit_hash: c.audit_hash ?? keyedHash({ args_hash: c.args_hash }), ...c }),
   );
+  const progress = r.progress ? (JSON.parse(r.progress) as InterruptProgress) : {};
   return {
     ...r,
-    calls,
+    calls: calls.map((c) => asEdited(c, progress[c.call_id]?.edit)),
     questions: r.questions ? (JSON.parse(r.questions) as InterruptQuestion[]) : [],
     escalate_at: r.escalate_at ?? null,
     escalated_at: r.escalated_at ?? null,
-    progress: r.progress ? (JSON.parse(r.progress) as InterruptProgress) : {},
+    progress,
     progress_seq: Number(r.progress_seq ?? 0),
+  };
+}
+
+/**
+ * A call as it stands: once edited while its interrupt waits, it shows the edit's arguments,
+ * policy and preview to everyone (and every rule reads them); the hashes of what the model asked
+ * stay, since an approval binds the call as asked and the edit on top of it.
+ */
+function asEdited(c: InterruptCall, e: CallEdit | undefined): InterruptCall {
+  if (!e) return c;
+  const { preview: _p, preview_error: _pe, preview_hash: _ph, requires: _r, ...rest } = c;
+  return {
+    ...rest,
+    args: e.args,
+    policy: e.policy,
+    ...(e.requires ? { requires: e.requires } : {}),
+    ...(e.preview !== undefined ? { preview: e.preview } : {}),
+    ...(e.preview_error !== undefined ? { preview_error: e.preview_error } : {}),
+    ...(e.preview_hash !== undefined ? { preview_hash: e.preview_hash } : {}),
   };
 }

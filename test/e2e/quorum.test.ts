@@ -48,8 +48,7 @@ describe("a refund that needs two of finance", () => {
   it("shows the quorum; the first approval waits (202, nothing runs), the second runs the refund once", async () => {
     const id = threadId("q-two");
     const intr = await asked(s, id, [{ id: "q1", name: "refund_order", args: LARGE }]);
-    // Decided call by call, it offers no edit.
-    expect(intr.calls).toMatchObject([{ call_id: "q1", policy: "quorum", requires: { role: "finance", approvers: 2 }, approvals: [], editable: false }]);
+    expect(intr.calls).toMatchObject([{ call_id: "q1", policy: "quorum", requires: { role: "finance", approvers: 2 }, approvals: [], editable: true }]);
     // The inbox: finance sees it; an approver without the role does not.
     const inbox = async (who: Record<string, string>) => ((await call(s.server.url, "GET", "/approvals", undefined, who)).json as { items: Array<{ thread_id: string }> }).items.map((i) => i.thread_id);
     expect(await inbox(FIN(0))).toContain(id);
@@ -147,8 +146,8 @@ describe("a refund that needs two of finance", () => {
     // The HITL value's tollgate block says what the call needs and who approved it so far.
     const state = (await call(s.server.url, "GET", `/langgraph/threads/${id}/state`, undefined, FIN(8))).json as { tasks: Array<{ interrupts: Array<{ value: any }> }> };
     expect(state.tasks[0]!.interrupts[0]!.value).toMatchObject({
-      review_configs: [{ allowed_decisions: ["approve", "reject"] }],
-      tollgate: { calls: [{ call_id: "ql", policy: "quorum", requires: { role: "finance", approvers: 2 }, approvals: [{ by: "fin7" }], editable: false }] },
+      review_configs: [{ allowed_decisions: ["approve", "edit", "reject"] }],
+      tollgate: { calls: [{ call_id: "ql", policy: "quorum", requires: { role: "finance", approvers: 2 }, approvals: [{ by: "fin7" }], editable: true }] },
     });
     s.model.push({ text: "Refunded." });
     const sdk = new Client({ apiUrl: `${s.server.url}/langgraph`, apiKey: FINANCE[8]![0], callerOptions: { maxRetries: 0 } });
@@ -161,6 +160,40 @@ describe("a refund that needs two of finance", () => {
     );
     expect(parts[0]).toMatchObject({ event: "metadata" });
     expect(s.db.rows("refunds", "call_id = ?", "ql")).toHaveLength(1);
+  });
+});
+
+describe("editing a call that needs a quorum", () => {
+  it("an edit discards the approvals given before it and counts as the editor's; the next approver approves the edited call, which runs as edited", async () => {
+    const id = threadId("q-edit");
+    const intr = await asked(s, id, [{ id: "qx", name: "refund_order", args: LARGE }]);
+    expect((await decide(s.server.url, id, FIN(9), approve(intr.interrupt_id, "qx"))).status).toBe(202);
+    const edited = await decide(s.server.url, id, FIN(10), { interrupt_id: intr.interrupt_id, decisions: [{ call_id: "qx", approved: true, edited_args: { amount_cents: 70_000 } }] });
+    expect([edited.status, edited.json]).toEqual([202, { status: "waiting_human", waiting_on: ["qx"], run_id: null }]);
+    const view = await new TollgateClient({ baseUrl: s.server.url, token: "tok-alice-0001" }).getThread(id);
+    // Everyone sees the call as edited, and only the editor's approval counts now.
+    expect(view.pending?.calls[0]).toMatchObject({ args: { amount_cents: 70_000 }, policy: "quorum", approvals: [{ by: "fin10" }] });
+    s.model.push({ text: "Refunded." });
+    // fin9's earlier approval went with the edit: fin9 may approve again, and that closes it.
+    const done = await decide(s.server.url, id, FIN(9), approve(intr.interrupt_id, "qx"), "text/event-stream");
+    expect(done.text).toContain('"edited":true');
+    expect(s.db.rows("refunds", "call_id = ?", "qx")).toMatchObject([{ amount_cents: 70_000 }]);
+    const audit = (await call(s.server.url, "GET", `/threads/${id}/audit`, undefined, as("tok-alice-0001"))).json as { entries: Array<Record<string, unknown>> };
+    expect(audit.entries.map((e) => [e.decision, e.by])).toEqual([
+      ["approved", "fin9"],
+      ["edited", "fin10"],
+      ["approved", "fin9"],
+    ]);
+    expect(audit.entries[2]).toMatchObject({ executed: { status: "ok" } });
+  });
+
+  it("an edit re-resolves the policy: the editor must meet the new one too (403, nothing applied)", async () => {
+    const id = threadId("q-edit-down");
+    const intr = await asked(s, id, [{ id: "qd", name: "refund_order", args: LARGE }]);
+    // Down to $50: an approver's call now, and a finance member without the approver role may not decide it.
+    const down = await decide(s.server.url, id, FIN(11), { interrupt_id: intr.interrupt_id, decisions: [{ call_id: "qd", approved: true, edited_args: { amount_cents: 5_000 } }] });
+    expect(down.status).toBe(403);
+    expect(s.db.rows("audit", "thread_id = ?", id)).toEqual([]);
   });
 });
 
