@@ -32,6 +32,8 @@ export interface TollgateSnapshot {
   pending: InterruptPayload | null;
   /** Whether this caller may decide the pending calls (the server's `/approvals` lists them). */
   canDecide: boolean;
+  /** The open interrupt has waited past its escalation time (as the inbox says; false when you have no inbox). */
+  escalated: boolean;
   /** Decisions taken on some pending calls; the resume is sent once every call has one. */
   drafts: Readonly<Record<string, Decision>>;
   lastOutcome: LastOutcome | null;
@@ -72,6 +74,7 @@ export class TollgateSession {
   #status: SessionStatus = "loading";
   #pending: InterruptPayload | null = null;
   #canDecide = false;
+  #escalated = false;
   #drafts: Record<string, Decision> = {};
   #error: SessionError | null = null;
   #stopping = false;
@@ -373,14 +376,19 @@ export class TollgateSession {
     const before = this.#pending?.interrupt_id;
     this.#pending = view?.pending ?? (this.#live ? this.#pending : null);
     if (this.#pending?.interrupt_id !== before) this.#drafts = {};
-    if (!this.#pending) this.#canDecide = false;
+    if (!this.#pending) {
+      this.#canDecide = false;
+      this.#escalated = false;
+    }
     this.#watch();
   }
 
   async #checkMayDecide(pending: InterruptPayload): Promise<void> {
     try {
       const { items } = await this.#client.approvals();
-      this.#canDecide = items.some((i) => i.interrupt_id === pending.interrupt_id);
+      const item = items.find((i) => i.interrupt_id === pending.interrupt_id);
+      this.#canDecide = item !== undefined;
+      this.#escalated = item?.escalated ?? false;
     } catch {
       this.#canDecide = false; // no inbox for this caller: the card shows who must decide
     }
@@ -441,6 +449,7 @@ export class TollgateSession {
       toolCards: messages.flatMap((m) => (m.kind === "tool" ? [m.card] : [])),
       pending: this.#pending,
       canDecide: this.#canDecide,
+      escalated: this.#escalated,
       drafts: this.#drafts,
       lastOutcome: this.#view?.last_outcome ?? null,
       owner: this.#view?.owner ?? null,

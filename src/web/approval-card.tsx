@@ -11,6 +11,8 @@ interface ApprovalCardProps {
   serverNow(): number;
   /** Whether this person may decide (the server's inbox lists the interrupt for them). */
   canDecide: boolean;
+  /** It has waited past its escalation time. */
+  escalated: boolean;
   /** This call's decision, when taken while other calls still wait for theirs. */
   draft: Decision | undefined;
   submitting: boolean;
@@ -33,6 +35,11 @@ export function ApprovalCard(props: ApprovalCardProps) {
     <section className={`approval-card${expired ? " expired" : ""}`} data-testid="approval-card" data-call-id={call.call_id} data-expired={expired ? "true" : undefined} aria-labelledby={headingId}>
       <h3 id={headingId} aria-label={`Approval needed: ${call.name}`}>
         Approval needed: <span className="tool-name">{call.name}</span>
+        {props.escalated ? (
+          <span className="badge escalated" data-testid="card-escalated">
+            escalated
+          </span>
+        ) : null}
       </h3>
       <ArgsList args={call.args} />
       {call.preview !== undefined ? (

@@ -69,6 +69,7 @@ export function Chat({ threadId, me, token, onOpenThread, onActivity, ref }: Cha
               expiresAt={t.pending!.expires_at}
               serverNow={t.serverNow}
               canDecide={t.canDecide && mayDecideCall(call, me, t.owner)}
+              escalated={t.escalated}
               draft={t.drafts[call.call_id]}
               submitting={t.submitting}
               onApprove={() => t.approve(call.call_id)}

@@ -147,7 +147,10 @@ describe.skipIf(skip)("approval policies on the web page", () => {
     expect(hook.body).toMatchObject({ waiting_on: [callId], requested_by: "olivia", calls: [{ name: "refund_order", policy: "approver" }] });
     const arthur = await newPage();
     await signIn(arthur, ARTHUR, "arthur");
-    await arthur.locator(`[data-testid="inbox-item"][data-thread-id="${id}"]`).getByTestId("escalated").waitFor();
+    const item = arthur.locator(`[data-testid="inbox-item"][data-thread-id="${id}"]`);
+    await item.getByTestId("escalated").waitFor();
+    await item.click();
+    await chat(arthur).approvalCard("refund_order").getByTestId("card-escalated").waitFor();
     await screenshot(arthur, "33-escalated-in-inbox");
   });
 
