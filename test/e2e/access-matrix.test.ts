@@ -39,7 +39,13 @@ const HEADERS: Record<Who, Record<string, string>> = {
 };
 
 const EMAIL_ARGS = { to: "ada@example.com", subject: "s", body: "b" };
-const REFUND_ARGS = { order_id: "A-1001", amount_cents: 100, reason: "r" };
+const ORDERS = ["A-1001", "A-1002", "A-1003", "A-1004", "A-1005"];
+/**
+ * Each refund on an order of its own, in turn: two refunds of one order waiting together would
+ * make the later one stale (its preview no longer holds once the other lands), which is another
+ * suite's business (previews.test.ts).
+ */
+const refundArgs = (n: number) => ({ order_id: ORDERS[n % ORDERS.length]!, amount_cents: 100, reason: "r" });
 
 /**
  * The model, by what it is asked: "please refund" / "please email" / "please both" open an
@@ -51,7 +57,7 @@ function model(req: RecordedRequest): Turn {
   const last = req.messages.at(-1);
   if (last?.role === "tool") return { text: "done" };
   const text = typeof last?.content === "string" ? last.content : JSON.stringify(last?.content ?? "");
-  const refund = { id: `rf${++callSeq}`, name: "refund_order", args: REFUND_ARGS };
+  const refund = { id: `rf${++callSeq}`, name: "refund_order", args: refundArgs(callSeq) };
   const email = { id: `em${++callSeq}`, name: "send_email", args: EMAIL_ARGS };
   if (text.includes("please both")) return { toolCalls: [refund, email] };
   if (text.includes("please refund")) return { toolCalls: [refund] };
