@@ -3,7 +3,6 @@ import { AppError, type Decision } from "../protocol/index.js";
 import { type AuditRecord, callRow, type InterruptCall, type InterruptProgress, type InterruptRecord } from "../store/index.js";
 import { hashArgs } from "../tools/index.js";
 import type { PreparedEdits } from "./edit-check.js";
-
 import type { RunContext } from "./run-context.js";
 
 /** An interrupt that holds a quorum call takes decisions call by call, not as a whole. */
@@ -58,7 +57,7 @@ export function takePartialDecisions(
       // must meet), its preview taken again; approvals given to what it was no longer count.
       const edited = ctx.registry.policyOf(call.name, edit.args);
       if (!ctx.access.mayDecide(p, owner, edited, open.requester)) {
-        throw new AppError("forbidden", `With these edits call ${d.call_id.slice(0, 200)} ${whoMay(edited).replace(/^it /, "would ")}: you may not decide it then`);
+        throw new AppError("forbidden", `With these edits call ${d.call_id.slice(0, 200)} ${whoMay(edited).replace(/^it needs/, "would need")}: you may not decide it then`);
       }
       at.edit = {
         edited_args: edit.edited_args,
