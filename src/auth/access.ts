@@ -9,6 +9,8 @@ export interface ThreadFacts {
   owner: string;
   /** The calls of its open interrupt (empty when none is open). */
   openCalls: readonly CallPolicy[];
+  /** Whether that interrupt is decided call by call (a quorum). */
+  openPartial?: boolean;
   /** Who sent the message that led to the open interrupt. */
   openRequester: string | null;
   /** Whether the caller decided an interrupt of this thread before. */
@@ -73,7 +75,7 @@ export class Access {
    */
   async maySee(p: Principal, t: ThreadFacts): Promise<boolean> {
     if (this.owns(p, t.owner)) return true;
-    if (t.openCalls.length > 0 && this.mayDecideWaiting(p, t.owner, t.openCalls, t.openRequester)) return true;
+    if (t.openCalls.length > 0 && this.mayDecideWaiting(p, t.owner, t.openCalls, t.openRequester, t.openPartial)) return true;
     return t.decidedByCaller();
   }
 
@@ -81,8 +83,8 @@ export class Access {
    * May `p` take a decision on this open interrupt: every call, when it is decided as a whole; at
    * least one, when it holds a quorum call (it takes partial decisions).
    */
-  mayDecideWaiting(p: Principal, owner: string, calls: readonly CallPolicy[], requester: string | null = null): boolean {
-    return calls.some((c) => c.policy === "quorum") ? this.mayDecideAny(p, owner, calls, requester) : this.mayDecideAll(p, owner, calls, requester);
+  mayDecideWaiting(p: Principal, owner: string, calls: readonly CallPolicy[], requester: string | null = null, partial = calls.some((c) => c.policy === "quorum")): boolean {
+    return partial ? this.mayDecideAny(p, owner, calls, requester) : this.mayDecideAll(p, owner, calls, requester);
   }
 
   /** `/metrics` needs `metrics` or `admin` when auth is on. */

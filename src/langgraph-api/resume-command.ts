@@ -42,7 +42,8 @@ export function bindResume(resume: unknown, open: InterruptPayload): BoundResume
 
 /**
  * The middleware's decisions, one per action request in order, each bound to the call it stands
- * for. Fewer than the calls: the calls left out get no decision (tollgate rejects them); more → 400.
+ * for. Fewer than the calls: the calls left out get no decision (tollgate rejects them, except in
+ * an interrupt decided call by call, where they stay open; `null` leaves one out too); more → 400.
  * An edit sends whole arguments as it was shown them, masked fields included: only the keys whose
  * value differs from what was shown become `edited_args`, so a masked field stays as it was.
  */
@@ -50,14 +51,16 @@ function positional(list: unknown[], open: InterruptPayload): Decision[] {
   if (list.length > open.calls.length) {
     throw new AppError("invalid_request", `${list.length} decisions for ${open.calls.length} action requests`);
   }
-  return list.map((raw, i) => {
+  return list.flatMap((raw, i): Decision[] => {
     const call = open.calls[i]!;
+    // `null` passes over a call: in an interrupt decided call by call, it stays open for others.
+    if (raw === null) return [];
     if (!isObject(raw)) throw new AppError("invalid_request", `Decision ${i} is not an object`);
     switch (raw.type) {
       case "approve":
-        return { call_id: call.call_id, approved: true };
+        return [{ call_id: call.call_id, approved: true }];
       case "reject":
-        return { call_id: call.call_id, approved: false, ...(typeof raw.message === "string" && raw.message ? { reason: raw.message } : {}) };
+        return [{ call_id: call.call_id, approved: false, ...(typeof raw.message === "string" && raw.message ? { reason: raw.message } : {}) }];
       case "edit": {
         const action = raw.edited_action ?? raw.editedAction;
         if (!isObject(action) || !isObject(action.args)) throw new AppError("invalid_request", `Decision ${i}: edit needs edited_action {name, args}`);
@@ -65,7 +68,7 @@ function positional(list: unknown[], open: InterruptPayload): Decision[] {
           throw new AppError("invalid_request", `Decision ${i}: an edit cannot change the tool (${call.name})`);
         }
         const changed = Object.fromEntries(Object.entries(action.args).filter(([k, v]) => !isDeepStrictEqual(v, call.args[k])));
-        return { call_id: call.call_id, approved: true, ...(Object.keys(changed).length ? { edited_args: changed } : {}) };
+        return [{ call_id: call.call_id, approved: true, ...(Object.keys(changed).length ? { edited_args: changed } : {}) }];
       }
       default:
         throw new AppError("invalid_request", `Decision ${i}: type must be approve, edit or reject`);

@@ -44,6 +44,11 @@ export class Redactor {
     return this.scrubber.scrubDeep(shown);
   }
 
+  /** A tool call's arguments as people may see them (the tool's sensitive paths masked; unknown tools' as they are). */
+  callArgs(name: string, args: Record<string, unknown>): Record<string, unknown> {
+    return this.registry.mask(name, args);
+  }
+
   /** An interrupt's payload (`pending`, `/approvals`): its calls were masked when it opened; again, in case. */
   interrupt<T extends Pick<InterruptPayload, "calls">>(payload: T): T {
     return this.scrubber.scrubDeep(this.maskCalls(payload));

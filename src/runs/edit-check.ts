@@ -14,6 +14,8 @@ export type CheckedEdit = { args: Record<string, unknown>; changed: string[]; pr
 export interface PreparedEdits {
   interruptId: string | undefined;
   byCall: ReadonlyMap<string, CheckedEdit>;
+  /** The interrupt's progress count they were checked against (calls edited earlier count in). */
+  progressSeq?: number;
 }
 
 export const NO_EDITS: PreparedEdits = { interruptId: undefined, byCall: new Map() };
@@ -68,7 +70,7 @@ export async function prepareEdits(
     const preview = "error" in checked ? undefined : await previewOf(ctx, { signal: NEVER_ABORTS, threadId }, { id: call.id, name: call.name, args: checked.args });
     byCall.set(d.call_id, preview ? { ...checked, preview } : checked);
   }
-  return { interruptId, byCall };
+  return { interruptId, byCall, progressSeq: record.progress_seq };
 }
 
 async function check(ctx: RunContext, call: { id?: string; name: string; args: Record<string, unknown> }, d: Decision): Promise<CheckedEdit> {

@@ -21,7 +21,8 @@ export async function escalateDue(ctx: RunContext): Promise<number> {
     try {
       const marked = await ctx.store.transaction(async (tx) => {
         if (!(await tx.interrupts.markEscalated(r.interrupt_id, now))) return false;
-        await enqueueApprovalWebhook(ctx, tx, r, "approval.escalated", now, { waiting_on: r.calls.map((c) => c.call_id) });
+        const waitingOn = r.calls.filter((c) => !r.progress[c.call_id]?.closed).map((c) => c.call_id);
+        await enqueueApprovalWebhook(ctx, tx, r, "approval.escalated", now, { waiting_on: waitingOn });
         return true;
       });
       if (!marked) continue;

@@ -58,8 +58,13 @@ function walk(v: unknown, redactor: Redactor, depth: number, seen: Set<object>):
     const proto = Object.getPrototypeOf(v) as unknown;
     if (proto !== Object.prototype && proto !== null) return undefined;
     const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) {
-      if (k.startsWith("__pregel_")) continue;
+    // A tool call as a plain object (a Send's payload, a middleware's action request): its
+    // arguments masked as the tool says, like a message's.
+    const call = v as { name?: unknown; args?: unknown };
+    const masked = typeof call.name === "string" && call.args && typeof call.args === "object" ? { ...v, args: redactor.callArgs(call.name, call.args as Record<string, unknown>) } : v;
+    for (const [k, x] of Object.entries(masked)) {
+      // LangGraph's internals, and interrupt values: what waits is shown by the gate's own frames.
+      if (k.startsWith("__pregel_") || k === "__interrupt__" || k === "interrupts") continue;
       const shown = walk(x, redactor, depth + 1, seen);
       if (shown !== undefined) out[k] = shown;
     }

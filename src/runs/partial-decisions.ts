@@ -3,10 +3,15 @@ import { AppError, type Decision } from "../protocol/index.js";
 import { type AuditRecord, callRow, type InterruptCall, type InterruptProgress, type InterruptRecord } from "../store/index.js";
 import { hashArgs } from "../tools/index.js";
 import type { PreparedEdits } from "./edit-check.js";
+import { ProgressConflict } from "./progress-conflict.js";
 import type { RunContext } from "./run-context.js";
 
-/** An interrupt that holds a quorum call takes decisions call by call, not as a whole. */
-export const takesPartialDecisions = (r: Pick<InterruptRecord, "calls">): boolean => r.calls.some((c) => c.policy === "quorum");
+/**
+ * An interrupt that holds a quorum call takes decisions call by call, not as a whole; and once it
+ * has taken one, it stays so (an edit may have taken the quorum away from the call that had it).
+ */
+export const takesPartialDecisions = (r: Pick<InterruptRecord, "calls"> & { progress?: InterruptRecord["progress"] }): boolean =>
+  r.calls.some((c) => c.policy === "quorum") || Object.keys(r.progress ?? {}).length > 0;
 
 /** What `p`'s decisions make of the interrupt's progress. */
 export interface PartialStep {
@@ -32,6 +37,9 @@ export function takePartialDecisions(
   o: { open: InterruptRecord; owner: string; p: Principal; decisions: readonly Decision[]; edits: PreparedEdits; now: number },
 ): PartialStep {
   const { open, owner, p, decisions, edits, now } = o;
+  if (!decisions.length) throw new AppError("invalid_request", "Name at least one call: this interrupt is decided call by call");
+  // Edits were checked against the progress as it was then; another decision since, and they are checked again.
+  if (edits.progressSeq !== undefined && edits.progressSeq !== open.progress_seq) throw new ProgressConflict();
   const progress: InterruptProgress = structuredClone(open.progress);
   const calls = new Map(open.calls.map((c) => [c.call_id, c]));
   for (const d of decisions) {
@@ -52,14 +60,15 @@ export function takePartialDecisions(
       continue;
     }
     const edit = d.edited_args === undefined ? undefined : checkedEdit(edits, open.interrupt_id, d.call_id);
-    if (edit?.changed.length) {
+    // An edit is a new version of the call, even one that puts it back as the model asked.
+    if (edit && (edit.changed.length || at.edit)) {
       // The call is now what the edit makes it: its policy on the new arguments (which the editor
       // must meet), its preview taken again; approvals given to what it was no longer count.
       const edited = ctx.registry.policyOf(call.name, edit.args);
       if (!ctx.access.mayDecide(p, owner, edited, open.requester)) {
         throw new AppError("forbidden", `With these edits call ${d.call_id.slice(0, 200)} ${whoMay(edited).replace(/^it needs/, "would need")}: you may not decide it then`);
       }
-      at.edit = {
+      const version = {
         edited_args: edit.edited_args,
         changed: edit.changed,
         run_args_hash: hashArgs(edit.args),
@@ -68,11 +77,13 @@ export function takePartialDecisions(
         ...edited,
         ...(edit.preview ?? {}),
       };
+      if (edit.changed.length) at.edit = version;
+      else delete at.edit; // back to the call as asked
       at.approvals = [{ by: p.sub, at: now }];
       if (at.approvals.length >= needed(ctx, edited)) at.closed = { decision: "approved", by: p.sub, at: now };
       const { preview_hash: _before, ...asked } = row;
       const seen = edit.preview?.preview_hash ? { preview_hash: edit.preview.preview_hash } : {};
-      rows.push({ ...asked, ...seen, decision: "edited", reason: d.reason ?? null, edited_args_hash: at.edit.edited_args_hash, run_args_hash: at.edit.run_args_hash });
+      rows.push({ ...asked, ...seen, decision: "edited", reason: d.reason ?? null, edited_args_hash: version.edited_args_hash, run_args_hash: version.run_args_hash });
       continue;
     }
     if (at.approvals.some((a) => a.by === p.sub)) throw new AppError("already_decided", `You already approved call ${d.call_id.slice(0, 200)}`);

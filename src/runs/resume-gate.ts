@@ -7,6 +7,7 @@ import { enqueueApprovalWebhook } from "./approval-webhooks.js";
 import type { PreparedEdits } from "./edit-check.js";
 import type { ShownPreview } from "./previews.js";
 import { decisionsFromProgress, takePartialDecisions, takesPartialDecisions } from "./partial-decisions.js";
+import { ProgressConflict } from "./progress-conflict.js";
 import type { DecisionReport } from "./report-decision.js";
 import type { RunContext } from "./run-context.js";
 import { seeThread } from "./thread-access.js";
@@ -53,7 +54,7 @@ export async function openGate(ctx: RunContext, tx: StoreOps, p: Principal, req:
   const { edits, runId, now, admit = () => {} } = o;
   const thread = await seeThread(ctx, p, threadId, tx);
   const open = thread.status === "waiting_human" && thread.open_interrupt_id ? await tx.interrupts.get(thread.open_interrupt_id) : undefined;
-  if (open?.status === "waiting_human" && !ctx.access.mayDecideWaiting(p, thread.owner, open.calls, open.requester)) {
+  if (open?.status === "waiting_human" && !ctx.access.mayDecideWaiting(p, thread.owner, open.calls, open.requester, takesPartialDecisions(open))) {
     throw new AppError("forbidden", forbiddenWhy(open, p, thread.owner));
   }
   const partial = open !== undefined && takesPartialDecisions(open);
@@ -118,7 +119,9 @@ async function takePartial(
   await tx.audit.append(step.rows);
   const report: DecisionReport = { threadId: thread.thread_id, interruptId: open.interrupt_id, principal: p.sub, calls: step.rows, openedAt: open.created_at, decidedAt: now, partial: true };
   if (step.waitingOn.length) {
-    await enqueueApprovalWebhook(ctx, tx, { ...open, progress: step.progress }, "approval.decided", now, {
+    // The calls as they now stand (an edit changes what they show), read back in this transaction.
+    const now_ = (await tx.interrupts.get(open.interrupt_id)) ?? { ...open, progress: step.progress };
+    await enqueueApprovalWebhook(ctx, tx, now_, "approval.decided", now, {
       decided_by: p.sub,
       decisions: step.rows.map((r) => ({ call_id: r.call_id, decision: r.decision })),
       partial: true,
@@ -173,13 +176,7 @@ export interface WaitingGate {
   report: DecisionReport;
 }
 
-/** Another decision on the same interrupt landed since it was read: take the request again. */
-export class ProgressConflict extends Error {
-  constructor() {
-    super("another decision on this interrupt landed at the same time");
-    this.name = "ProgressConflict";
-  }
-}
+export { ProgressConflict } from "./progress-conflict.js";
 
 /** The decisions bound for the graph, and whose message the continuation still answers. */
 export interface OpenedGate {

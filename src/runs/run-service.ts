@@ -143,24 +143,28 @@ export class RunService {
     // model's history: scrubbed once, here, so every one of them holds the same text.
     const { scrubber } = this.ctx.redactor;
     const decisions = req.decisions.map((d) => (d.reason === undefined ? d : { ...d, reason: scrubber.scrub(d.reason) }));
-    // Edits of this resume, and those taken earlier on an interrupt decided call by call.
-    const edits = await prepareEdits(this.ctx, threadId, interruptId, decisions);
+    // Edits of this resume, and those taken earlier on an interrupt decided call by call: checked
+    // again on every try, since another decision may have edited the call meanwhile.
+    const prepare = () => prepareEdits(this.ctx, threadId, interruptId, decisions);
+    const first = await prepare();
     this.refuseIfClosing();
-    return this.openResume(p, { ...req, decisions }, edits);
+    return this.openResume(p, { ...req, decisions }, first, prepare);
   }
 
-  private async openResume(p: Principal, req: ResumeRequest, edits: PreparedEdits): Promise<ActiveRun | WaitingGate> {
+  private async openResume(p: Principal, req: ResumeRequest, first: PreparedEdits, prepare: () => Promise<PreparedEdits>): Promise<ActiveRun | WaitingGate> {
     const { threadId, interruptId, decisions, onDisconnect = "cancel" } = req;
     const runId = randomUUID();
+    let tries = 0;
     const claim = () =>
-      retryOnProgressConflict(() =>
-        this.ctx.store.transaction(async (tx) => {
+      retryOnProgressConflict(async () => {
+        const edits = tries++ === 0 ? first : await prepare();
+        return this.ctx.store.transaction(async (tx) => {
           const opened = await openGate(this.ctx, tx, p, req, { edits, runId, now: this.ctx.clock.now(), admit: () => this.admission.admit(p.sub) });
           if ("waiting_on" in opened) return opened; // decisions on single calls; others still wait, no run
           await tx.runs.start(runId, threadId, "resume");
           return opened;
-        }),
-      );
+        });
+      });
     // If the claim's commit went in unseen, the decision is not used up: the settler reopens it.
     const reopen = { interruptId, approved: decisions.filter((d) => d.approved).map((d) => d.call_id) };
     return this.begin(threadId, runId, claim, reopen, (gate, controller) => {

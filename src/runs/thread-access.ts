@@ -1,6 +1,7 @@
 import type { Principal, ThreadFacts } from "../auth/index.js";
 import { threadNotFound } from "../protocol/index.js";
 import type { StoreOps, ThreadRow } from "../store/index.js";
+import { takesPartialDecisions } from "./partial-decisions.js";
 import type { RunContext } from "./run-context.js";
 
 /** What the access rules need to know about a thread, read from the store. */
@@ -9,6 +10,7 @@ export async function threadFacts(ctx: RunContext, t: ThreadRow, p: Principal, s
   return {
     owner: t.owner,
     openCalls: open?.status === "waiting_human" ? open.calls : [],
+    openPartial: open ? takesPartialDecisions(open) : false,
     openRequester: open?.requester ?? null,
     decidedByCaller: () => store.audit.decidedBy(t.thread_id, p.sub),
   };

@@ -14,6 +14,7 @@ import type { GraphCatalog } from "../graph/index.js";
 import { auditEntry } from "./audit-entry.js";
 import { interruptPayload } from "./interrupt-payload.js";
 import type { RunContext } from "./run-context.js";
+import { takesPartialDecisions } from "./partial-decisions.js";
 import { seeThread } from "./thread-access.js";
 import { type PastState, readThreadHistory, readThreadSnapshot, readThreadView, type ThreadSnapshot } from "./thread-view.js";
 
@@ -155,7 +156,7 @@ export class ThreadService {
   async approvals(p: Principal): Promise<ApprovalList> {
     const { access, store } = this.ctx;
     const items = (await store.interrupts.listOpen(this.ctx.clock.now()))
-      .filter((r) => access.mayDecideWaiting(p, r.owner, r.calls, r.requester))
+      .filter((r) => access.mayDecideWaiting(p, r.owner, r.calls, r.requester, takesPartialDecisions(r)))
       .map((r) => {
         // Through the same exit as `pending`: masked and scrubbed.
         const { thread_id, interrupt_id, calls, expires_at } = this.ctx.redactor.interrupt(interruptPayload(r));

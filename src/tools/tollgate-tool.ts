@@ -99,6 +99,10 @@ export class TollgateTool extends StructuredTool {
     this.sensitive = meta.sensitive ?? [];
     this.sensitiveOutput = meta.sensitiveOutput ?? [];
     this.policy = meta.policy ?? "owner";
+    // An async rule would resolve to a promise, which is no policy: the call would fall to `approver`.
+    if (typeof this.policy === "function" && this.policy.constructor.name === "AsyncFunction") {
+      throw new Error(`Tool '${inner.name}': a policy rule must be synchronous (it is run when the interrupt opens)`);
+    }
     if (typeof this.policy === "object" && (!Number.isInteger(this.policy.approvers) || this.policy.approvers < 1 || this.policy.role === "")) {
       throw new Error(`Tool '${inner.name}': a quorum policy needs approvers, a whole number of at least 1, and a role name if any`);
     }

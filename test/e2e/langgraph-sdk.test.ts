@@ -484,6 +484,13 @@ describe("a team's graphs through /langgraph", () => {
     expect(wired()).toHaveLength(1);
   });
 
+  it("debug chunks of createAgent's HITL middleware show no real argument: not in its action requests, not in a task's input", async () => {
+    const id = threadId("lg-hitl-debug");
+    const parts = await collect(a.runs.stream(id, "hitl", { input: { messages: [{ type: "human", content: "wire 100 to amy" }] }, streamMode: ["debug", "updates"] }) as AsyncIterable<Part>);
+    expect(named(parts, "debug").length).toBeGreaterThan(0);
+    expect(JSON.stringify(parts)).not.toContain('"to":"amy"');
+  });
+
   it("interrupt() in a plan node: the graph's own value under its id, answered with a bare resume value", async () => {
     const id = threadId("lg-asks");
     const parts = await collect(a.runs.stream(id, "asks", { input: { messages: [{ type: "human", content: "refund all three" }] }, streamMode: ["values"] }));

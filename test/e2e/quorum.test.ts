@@ -19,6 +19,7 @@ const TOKENS = {
   "tok-alice-0001": { sub: "alice", roles: ["user"] },
   "tok-ops-000001": { sub: "ops", roles: ["approver"] },
   "tok-bossy-0001": { sub: "bossy", roles: ["user", "finance"] },
+  "tok-both-0001": { sub: "both", roles: ["approver", "finance"] },
   ...Object.fromEntries(FINANCE),
 };
 const as = (token: string) => ({ authorization: `Bearer ${token}` });
@@ -193,6 +194,47 @@ describe("editing a call that needs a quorum", () => {
     // Down to $50: an approver's call now, and a finance member without the approver role may not decide it.
     const down = await decide(s.server.url, id, FIN(11), { interrupt_id: intr.interrupt_id, decisions: [{ call_id: "qd", approved: true, edited_args: { amount_cents: 5_000 } }] });
     expect(down.status).toBe(403);
+    expect(s.db.rows("audit", "thread_id = ?", id)).toEqual([]);
+  });
+});
+
+describe("edits that would open the gate with fewer approvals", () => {
+  it("an edit that takes the quorum off a call keeps the interrupt decided call by call: the original never runs on one approval", async () => {
+    const id = threadId("q-off");
+    const email = { to: "carol@example.com", subject: "Refund", body: "on its way" };
+    const intr = await asked(s, id, [
+      { id: "qo-refund", name: "refund_order", args: LARGE },
+      { id: "qo-mail", name: "send_email", args: email },
+    ]);
+    // A finance member who is also an approver edits the refund down to $400: an approver's call, closed by the edit.
+    const down = await decide(s.server.url, id, as("tok-both-0001"), { interrupt_id: intr.interrupt_id, decisions: [{ call_id: "qo-refund", approved: true, edited_args: { amount_cents: 40_000 } }] });
+    expect([down.status, down.json]).toEqual([202, { status: "waiting_human", waiting_on: ["qo-mail"], run_id: null }]);
+    // Still call by call: the owner decides her email alone, and the refund runs as edited.
+    s.model.push({ text: "Done." });
+    const mine = await decide(s.server.url, id, as("tok-alice-0001"), approve(intr.interrupt_id, "qo-mail"), "text/event-stream");
+    expect(mine.text).toContain('"outcome":"completed"');
+    expect(s.db.rows("refunds", "call_id = ?", "qo-refund")).toMatchObject([{ amount_cents: 40_000 }]);
+  });
+
+  it("an edit back to the call as asked is a new version: it counts as the editor's approval of that, not of the edit before", async () => {
+    const id = threadId("q-back");
+    const intr = await asked(s, id, [{ id: "qb2", name: "refund_order", args: LARGE }]);
+    const up = { interrupt_id: intr.interrupt_id, decisions: [{ call_id: "qb2", approved: true, edited_args: { amount_cents: 90_000 } }] };
+    expect((await decide(s.server.url, id, FIN(12), up)).status).toBe(202);
+    const back = { interrupt_id: intr.interrupt_id, decisions: [{ call_id: "qb2", approved: true, edited_args: { amount_cents: LARGE.amount_cents } }] };
+    const reverted = await decide(s.server.url, id, FIN(13), back);
+    expect([reverted.status, reverted.json]).toEqual([202, { status: "waiting_human", waiting_on: ["qb2"], run_id: null }]);
+    const view = await new TollgateClient({ baseUrl: s.server.url, token: "tok-alice-0001" }).getThread(id);
+    expect(view.pending?.calls[0]).toMatchObject({ args: { amount_cents: LARGE.amount_cents }, approvals: [{ by: "fin13" }] });
+    s.model.push({ text: "Refunded." });
+    expect((await decide(s.server.url, id, FIN(12), approve(intr.interrupt_id, "qb2"), "text/event-stream")).text).toContain('"outcome":"completed"');
+    expect(s.db.rows("refunds", "call_id = ?", "qb2")).toMatchObject([{ amount_cents: LARGE.amount_cents }]);
+  });
+
+  it("an empty list of decisions is refused: nothing is written, no webhook, no count", async () => {
+    const id = threadId("q-empty");
+    const intr = await asked(s, id, [{ id: "qn", name: "refund_order", args: LARGE }]);
+    expect(await decide(s.server.url, id, FIN(14), { interrupt_id: intr.interrupt_id, decisions: [] })).toMatchObject({ status: 400 });
     expect(s.db.rows("audit", "thread_id = ?", id)).toEqual([]);
   });
 });
