@@ -36,6 +36,7 @@ function hitlValue(payload: InterruptPayload) {
         ...(c.requires ? { requires: c.requires } : {}),
         ...(c.approvals ? { approvals: c.approvals } : {}),
         editable: c.editable,
+        ...(c.preview !== undefined ? { preview: c.preview } : {}),
       })),
     },
   };

@@ -148,7 +148,9 @@ describe("a refund that needs two of finance", () => {
     const state = (await call(s.server.url, "GET", `/langgraph/threads/${id}/state`, undefined, FIN(8))).json as { tasks: Array<{ interrupts: Array<{ value: any }> }> };
     expect(state.tasks[0]!.interrupts[0]!.value).toMatchObject({
       review_configs: [{ allowed_decisions: ["approve", "edit", "reject"] }],
-      tollgate: { calls: [{ call_id: "ql", policy: "quorum", requires: { role: "finance", approvers: 2 }, approvals: [{ by: "fin7" }], editable: true }] },
+      tollgate: {
+        calls: [{ call_id: "ql", policy: "quorum", requires: { role: "finance", approvers: 2 }, approvals: [{ by: "fin7" }], editable: true, preview: { order_id: "A-1003" } }],
+      },
     });
     s.model.push({ text: "Refunded." });
     const sdk = new Client({ apiUrl: `${s.server.url}/langgraph`, apiKey: FINANCE[8]![0], callerOptions: { maxRetries: 0 } });
