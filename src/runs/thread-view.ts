@@ -1,3 +1,4 @@
+import type { BaseMessage } from "@langchain/core/messages";
 import { holdsInput, inputMessage, pausedMessages, runInputOf } from "../graph/index.js";
 import { AppError, type InterruptPayload, threadNotFound, type ThreadMessage, type ThreadView } from "../protocol/index.js";
 import { toWire } from "./wire-message.js";
@@ -39,7 +40,7 @@ export async function readThreadSnapshot(ctx: RunContext, threadId: string): Pro
   const input = t.status === "running" && t.latest_run_id ? runInputOf(await ctx.store.runs.get(t.latest_run_id)) : undefined;
   const history = input && !holdsInput(stored, input) ? [...stored, inputMessage(input)] : stored;
   // Real values in the checkpoint; masked and scrubbed on their way out.
-  const messages = history.flatMap((m) => toWire(m).map((w) => ({ ...ctx.redactor.message(w), id: m.id })));
+  const messages = shownMessages(ctx, history);
   const open = t.status === "waiting_human" && t.open_interrupt_id ? await ctx.store.interrupts.get(t.open_interrupt_id) : undefined;
   const configurable = state.config?.configurable as { checkpoint_id?: string } | undefined;
   const parent = state.parentConfig?.configurable as { checkpoint_id?: string } | undefined;
@@ -68,10 +69,15 @@ export async function readThreadHistory(ctx: RunContext, t: ThreadRow, o: { limi
     if (!id) continue;
     const parent = (state.parentConfig?.configurable as { checkpoint_id?: string } | undefined)?.checkpoint_id;
     past.push({
-      messages: pausedMessages(state).all.flatMap((m) => toWire(m).map((w) => ({ ...ctx.redactor.message(w), id: m.id }))),
+      messages: shownMessages(ctx, pausedMessages(state).all),
       checkpoint: { id, parentId: parent, createdAt: state.createdAt },
       next: [...state.next],
     });
   }
   return past;
+}
+
+/** Checkpointed messages as people see them: masked and scrubbed, each with its id. */
+function shownMessages(ctx: RunContext, messages: readonly BaseMessage[]): ThreadSnapshot["messages"] {
+  return messages.flatMap((m) => toWire(m).map((w) => ({ ...ctx.redactor.message(w), id: m.id })));
 }

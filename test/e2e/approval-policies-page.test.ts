@@ -6,9 +6,10 @@
  * stopped as stale. Screenshots of each state go to test-output/screenshots/ (the README shows
  * copies from docs/screenshots/).
  */
-import type { Browser, BrowserContext, Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { assertBrowserAvailable, browserAvailable, launchChromium, pageInNewContext, skipBrowserSuite } from "../helpers/browser.js";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { assertBrowserAvailable, browserAvailable, launchChromium, skipBrowserSuite } from "../helpers/browser.js";
+import { browserProfiles } from "../helpers/browser-profiles.js";
 import { callIdOf, chat, screenshot, sendMessage, uniqueThreadId, waitForStatus, waitForToolStatus } from "../helpers/page-driver.js";
 import { startServer, type ServerProcess } from "../helpers/server-process.js";
 import { openDb } from "../helpers/sqlite.js";
@@ -26,16 +27,9 @@ describe.skipIf(skip)("approval policies on the web page", () => {
   let browser: Browser;
   let server: ServerProcess;
   let receiver: WebhookReceiver;
-  let contexts: BrowserContext[] = [];
-  let pageErrors: string[] = [];
   let page: Page;
-
   /** Another person: a browser profile of their own. */
-  async function newPage(): Promise<Page> {
-    const { context, page: p } = await pageInNewContext(browser, { onError: (e) => pageErrors.push(e) });
-    contexts.push(context);
-    return p;
-  }
+  const { newPage } = browserProfiles(() => browser);
 
   /** Opens the page (on a thread, or a new chat) and signs in with `token`. */
   async function signIn(p: Page, token: string, sub: string, threadId?: string): Promise<void> {
@@ -85,14 +79,7 @@ describe.skipIf(skip)("approval policies on the web page", () => {
   });
 
   beforeEach(async () => {
-    pageErrors = [];
     page = await newPage();
-  });
-
-  afterEach(async () => {
-    await Promise.all(contexts.map((c) => c.close()));
-    contexts = [];
-    expect(pageErrors, "uncaught errors in the page").toEqual([]);
   });
 
   it("a $600 refund waits for two of finance: each approves from their own browser with their own token, and it runs once", async () => {

@@ -12,10 +12,11 @@
  * test and the four-eyes test each get a server of their own. Screenshots of each state go to
  * test-output/screenshots/.
  */
-import type { Browser, BrowserContext, Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { nextDemoStep } from "../../src/model/demo-intent.js";
-import { assertBrowserAvailable, browserAvailable, launchChromium, pageInNewContext, skipBrowserSuite } from "../helpers/browser.js";
+import { assertBrowserAvailable, browserAvailable, launchChromium, skipBrowserSuite } from "../helpers/browser.js";
+import { browserProfiles } from "../helpers/browser-profiles.js";
 import { layoutSnapshot, overlapsBetween, overlapsWithin } from "../helpers/layout-boxes.js";
 import {
   callIdOf,
@@ -62,15 +63,8 @@ describe.skipIf(skip)("the web page in a real browser", () => {
   let server: ServerProcess; // default env, slow tokens
   let expiryServer: ServerProcess; // short approval window
   let authServer: ServerProcess; // AUTH_TOKENS: an owner and an approver
-  let contexts: BrowserContext[] = [];
-  let pageErrors: string[] = [];
   let page: Page;
-
-  async function newPage(opts: { viewport?: { width: number; height: number } } = {}): Promise<Page> {
-    const { context, page: p } = await pageInNewContext(browser, { ...opts, onError: (e) => pageErrors.push(e) });
-    contexts.push(context);
-    return p;
-  }
+  const { newPage } = browserProfiles(() => browser);
 
   beforeAll(async () => {
     // Under CI=true the suite is never skipped: a missing browser fails it here, with the reason.
@@ -95,14 +89,7 @@ describe.skipIf(skip)("the web page in a real browser", () => {
   });
 
   beforeEach(async () => {
-    pageErrors = [];
     page = await newPage();
-  });
-
-  afterEach(async () => {
-    await Promise.all(contexts.map((c) => c.close()));
-    contexts = [];
-    expect(pageErrors, "uncaught errors in the page").toEqual([]);
   });
 
   /** Refund rows the demo tool wrote for this call. */
