@@ -38,8 +38,10 @@ export function takePartialDecisions(
 ): PartialStep {
   const { open, owner, p, decisions, edits, now } = o;
   if (!decisions.length) throw new AppError("invalid_request", "Name at least one call: this interrupt is decided call by call");
-  // Edits were checked against the progress as it was then; another decision since, and they are checked again.
-  if (edits.progressSeq !== undefined && edits.progressSeq !== open.progress_seq) throw new ProgressConflict();
+  // Edits are checked against the progress as it is: none checked yet while this resume or an
+  // earlier decision has some, or another decision since, and they are prepared (again).
+  const needsEdits = decisions.some((d) => d.edited_args !== undefined) || Object.values(open.progress).some((c) => c.edit);
+  if (needsEdits && edits.progressSeq !== open.progress_seq) throw new ProgressConflict();
   const progress: InterruptProgress = structuredClone(open.progress);
   const calls = new Map(open.calls.map((c) => [c.call_id, c]));
   for (const d of decisions) {

@@ -4,7 +4,7 @@ import type { Principal } from "../auth/index.js";
 import { isStorageFault, type LoggedEvent, type ThreadRow, type ThreadStatus } from "../store/index.js";
 import { storageUnavailable } from "./storage-errors.js";
 import { claimRefusal } from "./claim-refusal.js";
-import { prepareEdits, type PreparedEdits } from "./edit-check.js";
+import { NO_EDITS, prepareEdits, type PreparedEdits } from "./edit-check.js";
 import { RunAdmission } from "./run-admission.js";
 import { closeInterrupt } from "./interrupt-closer.js";
 import { RunCancelled } from "./run-abort.js";
@@ -144,9 +144,10 @@ export class RunService {
     const { scrubber } = this.ctx.redactor;
     const decisions = req.decisions.map((d) => (d.reason === undefined ? d : { ...d, reason: scrubber.scrub(d.reason) }));
     // Edits of this resume, and those taken earlier on an interrupt decided call by call: checked
-    // again on every try, since another decision may have edited the call meanwhile.
+    // again on every try, since another decision may have edited the call meanwhile. A resume
+    // without edits reads nothing here; the gate asks for them if earlier edits need binding.
     const prepare = () => prepareEdits(this.ctx, threadId, interruptId, decisions);
-    const first = await prepare();
+    const first = decisions.some((d) => d.edited_args !== undefined) ? await prepare() : NO_EDITS;
     this.refuseIfClosing();
     return this.openResume(p, { ...req, decisions }, first, prepare);
   }
