@@ -61,6 +61,8 @@ const ON_GRAPHS = [
   "logs",
   "masking",
   "model-faults",
+  "previews",
+  "quorum",
   "reconnect",
   "secrets",
   "storage-faults",
