@@ -45,8 +45,10 @@ export function createAgentNode(opts: {
     // Either a cancel or the deadline aborts the request, and with it the socket.
     const signal = config.signal ? AbortSignal.any([config.signal, deadline.signal]) : deadline.signal;
     try {
-      const stream = await bound.stream(input, { ...config, signal });
-      for await (const chunk of stream) {
+      // The model's own iterator, not `stream()`: that wraps it in a web ReadableStream, a hop
+      // per token (and an error built per call, when it enqueues after closing) that cost a fifth
+      // of the throughput at 200 streams. Callbacks (tracing, LangGraph's messages mode) stay.
+      for await (const chunk of bound._streamIterator(input, { ...config, signal })) {
         deadline.observe(chunk);
         const text = acc.add(chunk);
         if (text) write?.({ token: text } satisfies TokenChunk);
