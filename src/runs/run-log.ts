@@ -25,6 +25,7 @@ export class RunLog {
   /** Indexes of non-token events whose write has not finished. */
   private readonly unwritten = new Set<number>();
   private waiters: Array<() => void> = [];
+  private wakeQueued = false;
   /** Chunks of the graph's own stream a LangGraph API client asked for: kept while the run is live, never stored. */
   private readonly frames: GraphFrame[] = [];
   private ended = false;
@@ -160,10 +161,20 @@ export class RunLog {
     this.wake();
   }
 
+  /**
+   * Listeners wake once the work that made events visible has run its course (the microtasks of
+   * this turn's callback: a model's socket read, say), not at each event: a burst then goes out
+   * as one write. Waking at each token sent one write, and one syscall, per token.
+   */
   private wake(): void {
-    const waiters = this.waiters;
-    this.waiters = [];
-    for (const w of waiters) w();
+    if (this.wakeQueued || this.waiters.length === 0) return;
+    this.wakeQueued = true;
+    process.nextTick(() => {
+      this.wakeQueued = false;
+      const waiters = this.waiters;
+      this.waiters = [];
+      for (const w of waiters) w();
+    });
   }
 
   /** Batches of events after `afterSeq`, as they come, until the terminal one. */
