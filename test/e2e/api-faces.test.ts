@@ -117,13 +117,13 @@ describe.each(FACES)("through %s's API", (face: FaceName) => {
 
   it("sensitive arguments never appear in a stream or a read", async () => {
     const id = threadId(`${face}-mask`);
-    s.model.push({ toolCalls: [{ id: `${face}-m1`, name: "send_email", args: { to: "eve@example.com", subject: "Hi", body: "the vault code is 4412" } }] });
+    s.model.push({ toolCalls: [{ id: `${face}-m1`, name: "send_email", args: { to: "eve@example.com", subject: "Hi", body: "the vault code is plum-sparrow" } }] });
     const { ending, wire } = await alice.send(id, "mail eve");
     expect(ending).toMatchObject({ kind: "interrupt", calls: [{ args: { to: "***", body: "***", subject: "Hi" } }] });
     const read = await alice.read(id);
     for (const text of [wire, read]) {
       expect(text).not.toContain("eve@example.com");
-      expect(text).not.toContain("4412");
+      expect(text).not.toContain("plum-sparrow"); // not digits: a random id could hold them
     }
     await alice.cancel(id);
   });
