@@ -3,6 +3,7 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import { AIMessage, type AIMessageChunk, type BaseMessage, SystemMessage } from "@langchain/core/messages";
 import type { ToolCall } from "@langchain/core/messages/tool";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import { LinkedAbortController } from "../../src/lib/index.js";
 import { describeModelFailure, ModelCallError } from "../../src/model/model-call-error.js";
 import { MALFORMED_CALL_NAME, type ToolRegistry } from "../../src/tools/index.js";
 import type { ExecutionLedger } from "../../src/ledger/index.js";
@@ -43,7 +44,8 @@ export function createAgentNode(opts: {
     const deadline = new ModelDeadline(timeouts);
     const turns = new StreamTurns();
     // Either a cancel or the deadline aborts the request, and with it the socket.
-    const signal = config.signal ? AbortSignal.any([config.signal, deadline.signal]) : deadline.signal;
+    const link = new LinkedAbortController([config.signal, deadline.signal]);
+    const signal = link.signal;
     try {
       // The model's own iterator, not `stream()`: that wraps it in a web ReadableStream, a hop
       // per token (and an error built per call, when it enqueues after closing) that cost a fifth
@@ -71,6 +73,7 @@ export function createAgentNode(opts: {
       throw new ModelCallError(describeModelFailure(err), { cause: err });
     } finally {
       deadline.stop();
+      link.unlink();
     }
     const answer = finalMessage(full, usedCallIds(history));
     return { messages: repaired ? replaceHistory(repaired, answer) : [answer], rounds: state.rounds + 1 };

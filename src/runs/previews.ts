@@ -1,4 +1,5 @@
 import type { ToolCall } from "@langchain/core/messages/tool";
+import { LinkedAbortController } from "../lib/index.js";
 import type { InterruptCall } from "../store/index.js";
 import type { ActiveRun, RunContext } from "./run-context.js";
 
@@ -29,9 +30,9 @@ export async function previewOf(
 ): Promise<ShownPreview | undefined> {
   const preview = ctx.registry.previewOf(call.name);
   if (!preview) return undefined;
-  const deadline = new AbortController();
-  const timer = setTimeout(() => deadline.abort(new Error(`preview took longer than ${PREVIEW_DEADLINE_MS / 1000} s`)), PREVIEW_DEADLINE_MS);
-  const signal = AbortSignal.any([on.signal, deadline.signal]);
+  const link = new LinkedAbortController([on.signal]);
+  const timer = setTimeout(() => link.abort(new Error(`preview took longer than ${PREVIEW_DEADLINE_MS / 1000} s`)), PREVIEW_DEADLINE_MS);
+  const signal = link.signal;
   try {
     const gaveUp = new Promise<never>((_, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true }));
     gaveUp.catch(() => {}); // an abort after the preview answered is nobody's business
@@ -45,5 +46,6 @@ export async function previewOf(
     return { preview_error: ctx.redactor.scrubber.scrub(message).slice(0, 200) };
   } finally {
     clearTimeout(timer);
+    link.unlink();
   }
 }

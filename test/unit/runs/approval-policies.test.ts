@@ -11,6 +11,7 @@ import { TollgateClient } from "../../../src/client/index.js";
 import { defineTool } from "../../../src/index.js";
 import { ScriptedChatModel } from "../../../src/testing/index.js";
 import type { Tollgate } from "../../../src/tollgate.js";
+import { collected } from "../../helpers/collected.js";
 import { FakeClock } from "../../helpers/fake-clock.js";
 import { inProcessTollgates } from "../../helpers/in-process-tollgate.js";
 import { startWebhookReceiver, type WebhookReceiver } from "../../helpers/webhook-receiver.js";
@@ -44,6 +45,8 @@ const wire = defineTool(
     escalate_after_seconds: 30,
   },
 );
+/** The signal each preview of `pay` was given, held weakly. */
+const previewSignals: Array<WeakRef<AbortSignal>> = [];
 /** Irreversible, with a preview that masks the payee's account and fails for an unknown payee. */
 const pay = defineTool(
   tool(async ({ to, cents }: { to: string; cents: number }) => `paid ${cents} to ${to}`, { name: "pay", description: "Pay", schema: z.object({ to: z.string(), cents: z.number().int() }) }),
@@ -52,7 +55,8 @@ const pay = defineTool(
     editable: true,
     sensitiveOutput: ["payee.account"],
     policy: ({ cents }) => ((cents as number) > 1000 ? { role: "approver", approvers: 2 } : "owner"),
-    preview: ({ to }) => {
+    preview: ({ to }, { signal }) => {
+      previewSignals.push(new WeakRef(signal));
       if (to === "ghost") throw new Error("no payee named ghost");
       return { payee: { name: to, account: "DE89 3704 0044 0532 0130 00" }, balance_cents: 9_000 };
     },
@@ -166,6 +170,14 @@ describe("previews", () => {
     expect(failed.calls[0]).not.toHaveProperty("preview");
     const done = await client.resume("pv-ghost", failed.interrupt_id, [{ call_id: failed.calls[0]!.call_id, approved: true }]).collect();
     expect(done.at(-1)).toMatchObject({ type: "done" });
+  });
+
+  it("a thread waiting for approval keeps nothing of its preview: the signal the preview was given is let go", async () => {
+    const { client } = await tollgate(new FakeClock(START));
+    previewSignals.length = 0;
+    await interruptOf(client, "pv-kept", "pay 50 to amy");
+    expect(previewSignals).toHaveLength(1);
+    expect(await collected(previewSignals[0]!)).toBe(true);
   });
 });
 
