@@ -5,7 +5,7 @@ export { type CloseWrite, type CompiledGraph, servedGraph, type ServedGraph } fr
 export { gateStateOf, type GateState, type GraphQuestion, type HitlInterrupt, readGateState } from "./open-gate.js";
 export { closePendingCalls } from "./close-open-calls.js";
 export { answerFromLedger } from "./answer-from-ledger.js";
-export { readDecisions } from "./decisions.js";
+export { readDecisions } from "../gate/index.js";
 export { ledgerKey, RunGate, type RunGateOptions } from "./run-gate.js";
 export { encodeRunInput, holdsInput, inputMessage, type RunInput, runInputOf } from "./run-input.js";
 export { closingOutcomes, lastAssistant, outcomeMessage, outcomeOf, type ToolArtifact, UNPARSABLE_KEY, unansweredCalls, unparsableError } from "./tool-messages.js";

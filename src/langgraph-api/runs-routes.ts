@@ -9,7 +9,7 @@ import { resumeBody } from "../server/schemas.js";
 import { threadParam } from "../server/thread-param.js";
 import { graphOfAssistant } from "./assistant-id.js";
 import { runObject } from "./resources.js";
-import { bindResume } from "./resume-command.js";
+import { bindResume, refuseWithoutOpen } from "../gate/index.js";
 import { frameRequest, readRunAsk, requestedCheckpoint, type RunCreate, runCreateBody, streamModes } from "./run-request.js";
 import { finalResult, runStream } from "./run-stream.js";
 import { parsePosition } from "./stream-frames.js";
@@ -54,11 +54,7 @@ export function runsRoutes(deps: AppDeps): Hono {
     if (snapshot.row.graph_id !== graph.id) {
       throw new AppError("graph_mismatch", `This thread runs graph '${snapshot.row.graph_id}'; a thread keeps its graph for life`);
     }
-    if (!snapshot.pending) {
-      // Closed by its deadline: the same answer a late `POST …/resume` gets.
-      if (snapshot.row.status === "idle" && snapshot.row.last_outcome === "expired") throw new AppError("approval_expired", "The approval window has closed");
-      throw new AppError("not_waiting", "The thread has no open interrupt to resume");
-    }
+    if (!snapshot.pending) refuseWithoutOpen(snapshot.row);
     const bound = bindResume(ask.resume, snapshot.pending);
     // The same edge rules as `POST /threads/{id}/resume`: one decision per call, reasons' length, argument names.
     const checked = resumeBody.safeParse({ interrupt_id: bound.interruptId, decisions: bound.decisions, answers: bound.answers });

@@ -23,6 +23,8 @@ export const ERROR_STATUS = {
   stale_interrupt: 409,
   /** A decision on a call already closed, or on a quorum call this principal already approved. */
   already_decided: 409,
+  /** An approval or edit of a call edited since (its version is above the one named, or none was): the body carries the call as it now stands. */
+  call_changed: 409,
   /** The thread was started on another graph (a thread keeps its graph for life), or that graph is not served here. */
   graph_mismatch: 409,
   approval_expired: 410,
@@ -56,6 +58,8 @@ export class AppError extends Error {
     message: string,
     /** For 429 and 503: when a retry may succeed, sent as `Retry-After`. */
     readonly retryAfterSeconds?: number,
+    /** For `call_changed`: the call as it now stands (masked, as `interrupt.calls[]` shows it). */
+    readonly call?: unknown,
   ) {
     super(message);
     this.name = "AppError";
@@ -64,7 +68,7 @@ export class AppError extends Error {
 
 /** The JSON body of every non-stream error response. */
 export interface ErrorBody {
-  error: { code: ErrorCode; message: string };
+  error: { code: ErrorCode; message: string; call?: unknown };
 }
 
 /**

@@ -51,6 +51,12 @@ export type Quorum = z.infer<typeof quorumSchema>;
 export const pendingCallSchema = z.object({
   call_id: z.string(),
   name: z.string(),
+  version: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe("1 when the interrupt opens, one more at each edit. An approval or edit of a call above version 1 names it (`decisions[].version`), else `409 call_changed`."),
   /** Sensitive fields masked. */
   args: z.record(z.string(), z.unknown()),
   policy: z.enum(APPROVAL_POLICIES),

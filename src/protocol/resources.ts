@@ -13,6 +13,11 @@ export interface Decision {
    * arguments before it runs (a shallow merge; keys not given keep their value).
    */
   edited_args?: Record<string, unknown>;
+  /**
+   * The call's version the person was shown. Needed to approve or edit a call edited since its
+   * interrupt opened (version above 1); a reject needs none.
+   */
+  version?: number;
 }
 
 /** An answer to a question a graph asked with its own `interrupt()`; the graph's node gets `value`. */
@@ -129,6 +134,8 @@ export interface AuditEntry {
   /** The deciding principal's `sub`; null for the system (expiry). */
   by: string | null;
   reason: string | null;
+  /** The call's version the decision was taken on (1 until someone edits it). */
+  version?: number;
   /** For `edited`: keyed hash of the arguments the call ran with. */
   edited_args_hash?: string;
   /** Keyed hash of the call's preview as the person was shown it (tools with a `preview`). */

@@ -1,14 +1,15 @@
 import { readGateState } from "../graph/index.js";
 import { applyEdit, hashArgs, validateArgs } from "../tools/index.js";
 import type { Decision } from "../protocol/index.js";
+import type { CheckedEdit as GateEdit } from "../gate/index.js";
 import type { RunContext } from "./run-context.js";
-import { previewOf, type ShownPreview } from "./previews.js";
+import { previewOf } from "./previews.js";
 import { graphOfThread } from "./thread-graph.js";
 
 const NEVER_ABORTS = new AbortController().signal;
 
 /** An edit checked before the gate opens: the merged arguments, or why it is refused. */
-export type CheckedEdit = { args: Record<string, unknown>; changed: string[]; preview?: ShownPreview; edited_args: Record<string, unknown> } | { error: string };
+export type CheckedEdit = GateEdit | { error: string };
 
 /** The edits of one resume, checked against one interrupt. */
 export interface PreparedEdits {

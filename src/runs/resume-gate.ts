@@ -1,12 +1,27 @@
 import type { Principal } from "../auth/index.js";
 import { type Answer, AppError, type Decision } from "../protocol/index.js";
+import {
+  type CallEdit,
+  checkVersions,
+  DEFAULT_REASON,
+  decisionsFromProgress,
+  NO_DECISION,
+  clip,
+  refusals,
+  refuseEditPastPolicy,
+  refuseUndecidableInterrupt,
+  refuseUnlessOpen,
+  takesPartialDecisions,
+  whyNotOpen,
+} from "../gate/index.js";
+import { interruptPayload } from "./interrupt-payload.js";
 import { type AuditRecord, callRow, type InterruptCall, type InterruptRecord, type StoreOps, type ThreadRow } from "../store/index.js";
 import type { HitlDecision } from "../graph/index.js";
 import { closingOutcomes, type GateDecision, hashArgs } from "../tools/index.js";
 import { enqueueApprovalWebhook } from "./approval-webhooks.js";
 import type { PreparedEdits } from "./edit-check.js";
 import type { ShownPreview } from "./previews.js";
-import { decisionsFromProgress, takePartialDecisions, takesPartialDecisions } from "./partial-decisions.js";
+import { takePartialDecisions } from "./partial-decisions.js";
 import { ProgressConflict } from "./progress-conflict.js";
 import type { DecisionReport } from "./report-decision.js";
 import type { RunContext } from "./run-context.js";
@@ -20,7 +35,8 @@ export type ResumeDecision = Decision;
 export interface ResumeRequest {
   threadId: string;
   interruptId: string;
-  decisions: readonly ResumeDecision[];
+  /** Left out only for an interrupt that holds questions alone. */
+  decisions?: readonly ResumeDecision[];
   /** One per question of the interrupt, when the graph asked any. */
   answers?: readonly Answer[];
   onDisconnect?: "cancel" | "continue";
@@ -38,8 +54,6 @@ export interface GateOpening {
   admit?: () => void;
 }
 
-const DEFAULT_REASON = "User denied";
-
 /**
  * Opens the gate for one resume, inside the caller's transaction `tx`: the caller may see the thread and decide
  * every call of its open interrupt; the interrupt is the open one, before its deadline; every
@@ -49,19 +63,18 @@ const DEFAULT_REASON = "User denied";
  * person was shown. Checks run in the contract's order: 404, 403, then 410/409/422, then the edits.
  */
 export async function openGate(ctx: RunContext, tx: StoreOps, p: Principal, req: ResumeRequest, o: GateOpening): Promise<OpenedGate | WaitingGate> {
-  const { threadId, interruptId, decisions } = req;
+  const { threadId, interruptId } = req;
+  const decisions = req.decisions ?? [];
   const answers = req.answers ?? [];
   const { edits, runId, now, admit = () => {} } = o;
   const thread = await seeThread(ctx, p, threadId, tx);
   const open = thread.status === "waiting_human" && thread.open_interrupt_id ? await tx.interrupts.get(thread.open_interrupt_id) : undefined;
-  if (open?.status === "waiting_human" && !ctx.access.mayDecideWaiting(p, thread.owner, open.calls, open.requester, takesPartialDecisions(open))) {
-    throw new AppError("forbidden", forbiddenWhy(open, p, thread.owner));
-  }
   const partial = open !== undefined && takesPartialDecisions(open);
-  // The graph asked the person whose thread it is: only they (or an admin) answer. Call by call,
-  // that binds only the decision that carries the answers.
-  if (open?.status === "waiting_human" && open.questions.length && !ctx.access.owns(p, thread.owner) && (!partial || answers.length)) {
-    throw new AppError("forbidden", "Only the thread's owner may answer the questions of this interrupt");
+  if (open?.status === "waiting_human") {
+    refuseUndecidableInterrupt(ctx.access, { p, owner: thread.owner, requester: open.requester, calls: open.calls, partial });
+    // The graph asked the person whose thread it is: only they (or an admin) answer. Call by call,
+    // that binds only the decision that carries the answers.
+    if (open.questions.length && !ctx.access.owns(p, thread.owner) && (!partial || answers.length)) throw refusals.onlyOwnerAnswers();
   }
   // A refused edit is a 400, and must not use up the caller's run budget.
   for (const d of decisions) {
@@ -70,27 +83,26 @@ export async function openGate(ctx: RunContext, tx: StoreOps, p: Principal, req:
   }
   admit();
   const named = await tx.interrupts.get(interruptId);
-  if (named && named.thread_id === threadId) {
-    const past = named.status === "expired" || (named.status === "waiting_human" && now >= named.expires_at);
-    if (past) throw new AppError("approval_expired", `Approval window closed at ${new Date(named.expires_at).toISOString()}`);
-  }
-  if (thread.status === "running") throw new AppError("thread_busy", "A run is already in flight on this thread");
-  if (!open || open.status !== "waiting_human") throw new AppError("not_waiting", "This thread has no open interrupt");
-  // Never echo the open interrupt's id: the stale one's owner can read it from GET if allowed.
-  if (open.interrupt_id !== interruptId) throw new AppError("stale_interrupt", "interrupt_id is not this thread's open interrupt");
-  const pending = new Map(open.calls.map((c) => [c.call_id, c]));
+  refuseUnlessOpen({ thread, named: named?.thread_id === threadId ? named : undefined, open, interruptId, now });
+  if (req.decisions === undefined && open!.calls.length) throw refusals.decisionsRequired();
+  const pending = new Map(open!.calls.map((c) => [c.call_id, c]));
   const seen = new Set<string>();
   for (const d of decisions) {
-    if (seen.has(d.call_id)) throw new AppError("invalid_request", `Two decisions name call ${clip(d.call_id)}`);
+    if (seen.has(d.call_id)) throw refusals.twoDecisions(d.call_id);
     seen.add(d.call_id);
-    if (!pending.has(d.call_id)) throw new AppError("unknown_call", `Call ${clip(d.call_id)} is not pending in this interrupt`);
+    if (!pending.has(d.call_id)) throw refusals.unknownCall(d.call_id);
   }
-  if (partial) return takePartial(ctx, tx, { p, req, open, thread, runId, now, edits });
+  checkVersions(decisions, pending, (call) => ctx.redactor.interrupt(interruptPayload({ ...open!, calls: [call as InterruptCall] })).calls[0]);
+  if (partial) return takePartial(ctx, tx, { p, req, open: open!, thread, runId, now, edits });
   const bound = decisions.map((d) => bind(d, pending.get(d.call_id)!, edits, interruptId));
-  for (const b of bound) if (b.edit) refuseEditPastPolicy(ctx, { p, owner: thread.owner, requester: open.requester, call: pending.get(b.decision.call_id)!, args: b.edit.args });
-  const rows = auditRows(ctx, open, bound, p, now);
+  for (const b of bound) {
+    if (!b.edit) continue;
+    const call = pending.get(b.decision.call_id)!;
+    refuseEditPastPolicy(ctx.access, { p, owner: thread.owner, requester: open!.requester, call, edited: ctx.registry.policyOf(call.name, b.edit.args) });
+  }
+  const rows = auditRows(ctx, open!, bound, p, now);
   await tx.audit.append(rows);
-  return resumeGate(ctx, tx, { p, open, thread, bound, rows, answers, runId, now });
+  return resumeGate(ctx, tx, { p, open: open!, thread, bound, rows, answers, runId, now });
 }
 
 /**
@@ -106,15 +118,10 @@ async function takePartial(
 ): Promise<OpenedGate | WaitingGate> {
   const { p, req, open, thread, now } = o;
   const answers = req.answers ?? [];
-  const step = takePartialDecisions(ctx, { open, owner: thread.owner, p, decisions: req.decisions, edits: o.edits, now });
-  if (step.waitingOn.length && answers.length) throw new AppError("invalid_request", "Answers go with the decision that closes the interrupt's last open call");
+  const step = takePartialDecisions(ctx, { open, owner: thread.owner, p, decisions: req.decisions ?? [], edits: o.edits, now });
+  if (step.waitingOn.length && answers.length) throw refusals.answersTooEarly();
   if (!(await tx.interrupts.recordProgress(open.interrupt_id, open.progress_seq, step.progress, now))) {
-    const again = await tx.interrupts.get(open.interrupt_id);
-    if (again?.status === "expired" || (again?.status === "waiting_human" && now >= again.expires_at)) {
-      throw new AppError("approval_expired", `Approval window closed at ${new Date(again.expires_at).toISOString()}`);
-    }
-    if (again?.status !== "waiting_human") throw new AppError("not_waiting", "This interrupt was already decided");
-    throw new ProgressConflict();
+    throw whyNotOpen(await tx.interrupts.get(open.interrupt_id), now) ?? new ProgressConflict();
   }
   await tx.audit.append(step.rows);
   const report: DecisionReport = { threadId: thread.thread_id, interruptId: open.interrupt_id, principal: p.sub, calls: step.rows, openedAt: open.created_at, decidedAt: now, partial: true };
@@ -129,12 +136,8 @@ async function takePartial(
     return { waiting_on: step.waitingOn, report };
   }
   const pending = new Map(open.calls.map((c) => [c.call_id, c]));
-  // Bound to what the approvers saw: an edited call's preview as it was shown with the edit.
-  const bound = decisionsFromProgress(open, step.progress).map((d) => {
-    const b = bind(d, pending.get(d.call_id)!, o.edits, open.interrupt_id);
-    const seen = step.progress[d.call_id]?.edit;
-    return seen && b.decision.approved ? { ...b, decision: { ...b.decision, preview: seen.preview } } : b;
-  });
+  // Bound to what the approvers saw: an edited call to the preview on the card its editor edited.
+  const bound = decisionsFromProgress(open.calls, step.progress).map((d) => bind(d, pending.get(d.call_id)!, o.edits, open.interrupt_id, step.progress[d.call_id]?.edit));
   return resumeGate(ctx, tx, { ...o, open: { ...open, progress: step.progress }, bound, rows: step.rows, answers });
 }
 
@@ -154,13 +157,9 @@ async function resumeGate(
   const to = gate.some((d) => d.approved) || answers.length ? "resumed" : "rejected";
   // Compare-and-set, the deadline included: a read above may be stale on a shared database.
   if (!(await tx.interrupts.transition(interruptId, to, gate, now))) {
-    const again = await tx.interrupts.get(interruptId);
-    if (again?.status === "expired" || (again?.status === "waiting_human" && now >= again.expires_at)) {
-      throw new AppError("approval_expired", `Approval window closed at ${new Date(again.expires_at).toISOString()}`);
-    }
-    throw new AppError("not_waiting", "This interrupt was already decided");
+    throw whyNotOpen(await tx.interrupts.get(interruptId), now) ?? refusals.alreadyClosed();
   }
-  if (!(await tx.threads.claimWaiting(threadId, runId, true))) throw new AppError("thread_busy", "A run is already in flight on this thread");
+  if (!(await tx.threads.claimWaiting(threadId, runId, true))) throw refusals.threadBusy();
   await enqueueApprovalWebhook(ctx, tx, open, "approval.decided", now, {
     decided_by: p.sub,
     decisions: rows.map((r) => ({ call_id: r.call_id, decision: r.decision })),
@@ -204,11 +203,11 @@ function answersFor(open: InterruptRecord, answers: readonly Answer[]): Record<s
   const asked = new Set(open.questions.map((q) => q.question_id));
   const values: Record<string, unknown> = {};
   for (const a of answers) {
-    if (!asked.has(a.question_id)) throw new AppError("invalid_request", `Question ${clip(a.question_id)} is not asked in this interrupt`);
+    if (!asked.has(a.question_id)) throw refusals.questionNotAsked(a.question_id);
     values[a.question_id] = a.value;
   }
   const missing = open.questions.find((q) => !(q.question_id in values));
-  if (missing) throw new AppError("invalid_request", `Question ${clip(missing.question_id)} needs an answer (answers: [{question_id, value}])`);
+  if (missing) throw refusals.questionUnanswered(missing.question_id);
   return values;
 }
 
@@ -231,7 +230,7 @@ function hitlResumes(open: InterruptRecord, bound: readonly Bound[]): Record<str
     let decision: HitlDecision;
     if (d?.approved && b?.edit) decision = { type: "edit", editedAction: { name: call.name, args: b.edit.args } };
     else if (d?.approved || allowed.includes("approve")) decision = { type: "approve" };
-    else decision = { type: "reject", message: closingOutcomes.rejected(d?.reason ?? (d ? DEFAULT_REASON : "no decision")).error! };
+    else decision = { type: "reject", message: closingOutcomes.rejected(d?.reason ?? (d ? DEFAULT_REASON : NO_DECISION)).error! };
     if (!allowed.includes(decision.type)) {
       throw new AppError("invalid_request", `Call ${clip(call.call_id)}: the graph's middleware allows only ${allowed.join(", ")}`);
     }
@@ -240,8 +239,14 @@ function hitlResumes(open: InterruptRecord, bound: readonly Bound[]): Record<str
   return out;
 }
 
-/** A decision tied to the call the person was shown, with its checked edit (one that changes nothing is a plain approval). */
-function bind(d: ResumeDecision, call: InterruptCall, edits: PreparedEdits, interruptId: string): Bound {
+/**
+ * A decision tied to the call the person was shown, with its checked edit (one that changes
+ * nothing is a plain approval). An approval is bound to the preview its approver was shown: with
+ * an edit, the one on the card edited (`stored`, for an edit taken earlier), never the preview
+ * the edit took again, which nobody approving had seen.
+ */
+function bind(d: ResumeDecision, call: InterruptCall, edits: PreparedEdits, interruptId: string, stored?: CallEdit): Bound {
+  const shown = stored && "bound_preview" in stored ? { preview: stored.bound_preview } : call.preview !== undefined ? { preview: call.preview } : {};
   const decision: GateDecision = {
     call_id: d.call_id,
     approved: d.approved,
@@ -250,18 +255,15 @@ function bind(d: ResumeDecision, call: InterruptCall, edits: PreparedEdits, inte
     args_hash: call.args_hash,
     run_args_hash: call.args_hash,
     // What the person saw: the tool gets it back to check it still holds.
-    ...(call.preview !== undefined ? { preview: call.preview } : {}),
+    ...shown,
   };
   if (d.edited_args === undefined) return { decision };
   const edit = edits.interruptId === interruptId ? edits.byCall.get(d.call_id) : undefined;
   // Checked against another interrupt (it changed under us): the caller retries. A refused edit
   // was answered 400 before the run budget was touched (see `openGate`).
-  if (!edit || "error" in edit) throw new AppError("thread_busy", "The interrupt changed while the edit was checked; try again");
+  if (!edit || "error" in edit) throw refusals.editCheckedElsewhere();
   if (!edit.changed.length) return { decision };
-  // What the edited call would do, taken again on its new arguments (absent: the tool has no preview).
-  const seen = edit.preview?.preview !== undefined ? { preview: edit.preview.preview } : {};
-  const { preview: _old, ...rest } = decision;
-  return { decision: { ...rest, ...seen, edited_args: d.edited_args, run_args_hash: hashArgs(edit.args), edited: edit.changed }, edit };
+  return { decision: { ...decision, edited_args: d.edited_args, run_args_hash: hashArgs(edit.args), edited: edit.changed }, edit };
 }
 
 /** One immutable row per pending call: how it was decided, by whom, with keyed hashes of its arguments. */
@@ -271,40 +273,13 @@ function auditRows(ctx: RunContext, open: InterruptRecord, bound: Bound[], p: Pr
     const b = byCall.get(call.call_id);
     const d = b?.decision;
     const row = callRow(open, call, p.sub, now);
-    if (!b || !d) return { ...row, decision: "no_decision", reason: "no decision" };
+    if (!b || !d) return { ...row, decision: "no_decision", reason: NO_DECISION };
     if (!d.approved) return { ...row, decision: "rejected", reason: d.reason ?? DEFAULT_REASON };
     if (b.edit) {
+      // The preview hash stays the one the editor was shown: that is what the approval is bound to.
       const { args } = b.edit;
-      const { preview_hash: _shown, ...asShown } = row;
-      const seen = b.edit.preview?.preview_hash ? { preview_hash: b.edit.preview.preview_hash } : {};
-      return { ...asShown, ...seen, decision: "edited", reason: d.reason ?? null, edited_args_hash: ctx.store.audit.hash(args), run_args_hash: hashArgs(args) };
+      return { ...row, decision: "edited", reason: d.reason ?? null, edited_args_hash: ctx.store.audit.hash(args), run_args_hash: hashArgs(args) };
     }
     return { ...row, decision: "approved", reason: d.reason ?? null, run_args_hash: call.args_hash };
   });
 }
-
-/**
- * An edit re-resolves the call's policy on the new arguments (a rule may answer otherwise): the
- * editor must be allowed under both, and an edit that would need a quorum is refused (it is
- * decided call by call: reject, and ask for the call again). `403`, nothing decided.
- */
-function refuseEditPastPolicy(ctx: RunContext, o: { p: Principal; owner: string; requester: string | null; call: InterruptCall; args: Record<string, unknown> }): void {
-  const now = ctx.registry.policyOf(o.call.name, o.args);
-  if (now.policy === o.call.policy && now.requires === undefined) return;
-  if (now.policy === "quorum") {
-    throw new AppError("forbidden", `With these edits call ${clip(o.call.call_id)} would need ${now.requires!.approvers} of ${now.requires!.role}: reject it, and ask for it again`);
-  }
-  if (!ctx.access.mayDecide(o.p, o.owner, now, o.requester)) {
-    throw new AppError("forbidden", `With these edits call ${clip(o.call.call_id)} would need ${now.policy === "approver" ? "an approver other than its owner or requester" : "its owner or an approver"}`);
-  }
-}
-
-function forbiddenWhy(open: InterruptRecord, p: Principal, owner: string): string {
-  const fourEyes = open.calls.some((c) => c.policy === "approver");
-  return fourEyes && (p.sub === owner || p.sub === open.requester)
-    ? "Four eyes: a call here needs an approver other than the one who asked for it; the owner may cancel"
-    : "You may not decide every call of this interrupt";
-}
-
-/** Ids from the request are echoed at most this long. */
-const clip = (s: string) => (s.length > 200 ? `${s.slice(0, 200)}…` : s);

@@ -89,6 +89,7 @@ export async function finishNormally(ctx: RunContext, run: ActiveRun, end: Graph
           args: ctx.redactor.scrubber.scrubDeep(shown.args),
           args_hash: hashArgs(c.args),
           audit_hash: ctx.store.audit.hash(c.args),
+          version: 1,
           ...previews.get(c.id!),
         };
       }),

@@ -142,18 +142,18 @@ export class RunService {
     // A reason is a person's words on their way into the audit, the interrupt, webhooks and the
     // model's history: scrubbed once, here, so every one of them holds the same text.
     const { scrubber } = this.ctx.redactor;
-    const decisions = req.decisions.map((d) => (d.reason === undefined ? d : { ...d, reason: scrubber.scrub(d.reason) }));
+    const decisions = (req.decisions ?? []).map((d) => (d.reason === undefined ? d : { ...d, reason: scrubber.scrub(d.reason) }));
     // Edits of this resume, and those taken earlier on an interrupt decided call by call: checked
     // again on every try, since another decision may have edited the call meanwhile. A resume
     // without edits reads nothing here; the gate asks for them if earlier edits need binding.
     const prepare = () => prepareEdits(this.ctx, threadId, interruptId, decisions);
     const first = decisions.some((d) => d.edited_args !== undefined) ? await prepare() : NO_EDITS;
     this.refuseIfClosing();
-    return this.openResume(p, { ...req, decisions }, first, prepare);
+    return this.openResume(p, { ...req, ...(req.decisions ? { decisions } : {}) }, first, prepare);
   }
 
   private async openResume(p: Principal, req: ResumeRequest, first: PreparedEdits, prepare: () => Promise<PreparedEdits>): Promise<ActiveRun | WaitingGate> {
-    const { threadId, interruptId, decisions, onDisconnect = "cancel" } = req;
+    const { threadId, interruptId, decisions = [], onDisconnect = "cancel" } = req;
     const runId = randomUUID();
     let tries = 0;
     const claim = () =>

@@ -76,7 +76,8 @@ export function createApp(deps: AppDeps): Hono {
       // Every 429 and 503 is a "try again shortly": say when.
       if (status === 503 || status === 429) c.header("Retry-After", String(err.retryAfterSeconds ?? RETRY_AFTER_SECONDS));
       if (status === 401) c.header("WWW-Authenticate", 'Bearer realm="tollgate"');
-      return c.json<ErrorBody>({ error: { code: err.code, message: deps.scrub(err.message) } }, status);
+      const call = err.call !== undefined ? { call: err.call } : {};
+      return c.json<ErrorBody>({ error: { code: err.code, message: deps.scrub(err.message), ...call } }, status);
     }
     deps.log.error("unhandled error", { method: c.req.method, path: c.req.path, err });
     return c.json<ErrorBody>({ error: { code: "internal_error", message: "Internal server error" } }, 500);

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { RESERVED_ARG_NAMES } from "../tools/index.js";
+import { answersSchema, decisionsSchema } from "../gate/index.js";
 
 export const THREAD_ID = /^[A-Za-z0-9_-]{1,128}$/;
 export const MAX_MESSAGE_BYTES = 32 * 1024;
@@ -47,44 +47,9 @@ export const runBody = z.object({
   graph_id: graphIdSchema,
 });
 
-/**
- * Reserved names are checked on the parsed JSON's own keys, before the record is built: zod drops
- * an own `__proto__` from its output, so the edit would otherwise run as a plain approval.
- */
-const editedArgs = z.preprocess((raw, ctx) => {
-  if (raw && typeof raw === "object" && !Array.isArray(raw)) {
-    for (const key of Object.keys(raw)) {
-      if (RESERVED_ARG_NAMES.has(key)) ctx.issues.push({ code: "custom", message: `'${key}' can never be an argument name`, input: raw, path: [key] });
-    }
-  }
-  return raw;
-}, z.record(z.string(), z.unknown()));
-
 export const resumeBody = z.object({
   interrupt_id: z.string().min(1, "interrupt_id is required"),
-  decisions: z.array(
-    z
-      .object({
-        call_id: z.string().min(1),
-        approved: z.boolean(),
-        reason: z.string().max(2000).optional().describe("Told to the model as `Rejected: <reason>`; default `User denied`."),
-        edited_args: editedArgs
-          .optional()
-          .describe("Only with `approved: true`, for an editable call: top-level keys that replace the call's arguments."),
-      })
-      .refine((d) => d.edited_args === undefined || d.approved, "edited_args is only allowed with approved: true"),
-  )
-    .refine((ds) => new Set(ds.map((d) => d.call_id)).size === ds.length, "two decisions name the same call_id")
-    .describe("At most one per pending call; a pending call with none is rejected (`no decision`)."),
-  answers: z
-    .array(
-      z.object({
-        question_id: z.string().min(1).max(200),
-        value: z.unknown().describe("What the graph's interrupt() returns to its node: any JSON."),
-      }),
-    )
-    .refine((as) => new Set(as.map((a) => a.question_id)).size === as.length, "two answers name the same question_id")
-    .optional()
-    .describe("One per question of the interrupt (`questions`): all of them, else 400. Only the thread's owner (or an admin) answers."),
+  decisions: decisionsSchema.optional(),
+  answers: answersSchema.optional(),
   on_disconnect: onDisconnect,
 });

@@ -11,6 +11,7 @@ export interface AuditRow {
   args_hash: string;
   edited_args_hash: string | null;
   preview_hash: string | null;
+  version: number | string | null;
   decision: AuditDecision;
   by_sub: string | null;
   reason: string | null;
@@ -32,7 +33,7 @@ export function keyedHash(key: Buffer, args: unknown): string {
 /** What every row about one pending call says: which call, with its keyed argument hash, by whom, when. */
 export function callRow(record: Pick<InterruptRecord, "thread_id" | "interrupt_id">, call: InterruptCall, by: string | null, at: number) {
   const seen = call.preview_hash ? { preview_hash: call.preview_hash } : {};
-  return { thread_id: record.thread_id, interrupt_id: record.interrupt_id, call_id: call.call_id, tool: call.name, args_hash: call.audit_hash, ...seen, by, at };
+  return { thread_id: record.thread_id, interrupt_id: record.interrupt_id, call_id: call.call_id, tool: call.name, args_hash: call.audit_hash, ...seen, version: call.version, by, at };
 }
 
 /** One row per pending call of `record`, all decided the same way (expiry, cancel, a voided decision). */
@@ -54,6 +55,7 @@ export function trailEntry(r: AuditRow): AuditTrailEntry {
   };
   if (r.edited_args_hash) entry.edited_args_hash = r.edited_args_hash;
   if (r.preview_hash) entry.preview_hash = r.preview_hash;
+  if (r.version != null) entry.version = Number(r.version);
   if (r.ledger_status === "settled" && r.ledger_outcome) {
     const outcome = JSON.parse(r.ledger_outcome) as { status: ToolStatus };
     entry.executed = { status: outcome.status, at: r.settled_at ?? r.started_at! };

@@ -21,12 +21,12 @@ export const questionsColumn = (r: Pick<InterruptRecord, "questions">): string |
  */
 export function interruptFromRow(r: InterruptRow, keyedHash: (v: unknown) => string): InterruptRecord {
   const calls = (JSON.parse(r.calls) as Array<Partial<InterruptCall> & Pick<InterruptCall, "call_id" | "name" | "args" | "args_hash">>).map(
-    (c): InterruptCall => ({ policy: "approver", editable: false, args_schema: {}, audit_hash: c.audit_hash ?? keyedHash({ args_hash: c.args_hash }), ...c }),
+    (c): InterruptCall => ({ policy: "approver", editable: false, args_schema: {}, version: 1, audit_hash: c.audit_hash ?? keyedHash({ args_hash: c.args_hash }), ...c }),
   );
   const progress = r.progress ? (JSON.parse(r.progress) as InterruptProgress) : {};
   return {
     ...r,
-    calls: calls.map((c) => asEdited(c, progress[c.call_id]?.edit)),
+    calls: calls.map((c) => ({ ...asEdited(c, progress[c.call_id]?.edit), version: progress[c.call_id]?.version ?? c.version })),
     questions: r.questions ? (JSON.parse(r.questions) as InterruptQuestion[]) : [],
     escalate_at: r.escalate_at ?? null,
     escalated_at: r.escalated_at ?? null,

@@ -1,5 +1,6 @@
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import type { ExecutionLedger } from "../ledger/index.js";
+import type { CallEdit, CallProgress, InterruptProgress } from "../gate/index.js";
 import type { AuditEntry, EventType, InterruptPayload, LastOutcome, PendingCall, ThreadStatus } from "../protocol/index.js";
 
 /**
@@ -11,6 +12,7 @@ import type { AuditEntry, EventType, InterruptPayload, LastOutcome, PendingCall,
  */
 
 export type { LastOutcome, LoggedEvent, ThreadStatus } from "../protocol/index.js";
+export type { CallEdit, CallProgress, InterruptProgress } from "../gate/index.js";
 // The log's unit is the wire's: defined in protocol, next to the SSE frame it becomes.
 import type { LoggedEvent } from "../protocol/index.js";
 
@@ -84,6 +86,8 @@ export type InterruptStatus = "waiting_human" | "resumed" | "rejected" | "expire
 
 /** A pending call as people are shown it (masked, with its policy), plus the hash binding approvals. */
 export interface InterruptCall extends PendingCall {
+  /** 1 when the interrupt opens, one more at each edit: an approval names the version it saw. */
+  version: number;
   /** Hash of the full arguments; an approval is bound to it. */
   args_hash: string;
   /** Keyed hash of the full arguments, as the audit trail shows it. */
@@ -125,39 +129,6 @@ export interface InterruptRecord {
   /** How many times `progress` was written: what its compare-and-set compares. */
   progress_seq: number;
 }
-
-/**
- * A call edited while its interrupt waits (decided call by call): what it now is. Earlier
- * approvals went with the edit; the call shows these arguments, policy and preview from then on.
- */
-export interface CallEdit {
-  /** The keys the editor replaced, as sent (real values: the run applies them to the call). */
-  edited_args: Record<string, unknown>;
-  changed: string[];
-  /** Plain hash of the merged arguments (the ledger's), and their keyed hash (the audit's). */
-  run_args_hash: string;
-  edited_args_hash: string;
-  /** The merged arguments as people see them (masked, scrubbed). */
-  args: Record<string, unknown>;
-  policy: InterruptCall["policy"];
-  requires?: InterruptCall["requires"];
-  preview?: unknown;
-  preview_error?: string;
-  preview_hash?: string;
-}
-
-/** Where one call of an interrupt stands while the interrupt still waits. */
-export interface CallProgress {
-  /** Who approved it so far (a quorum call needs several). */
-  approvals: Array<{ by: string; at: number }>;
-  /** The call as edited, when someone edited it (approvals count from the edit on). */
-  edit?: CallEdit;
-  /** Decided before the interrupt as a whole: enough approvals, or one rejection. */
-  closed?: { decision: "approved" | "rejected"; by: string; at: number; reason?: string };
-}
-
-/** The calls' progress, by call id; a call not named has none yet. */
-export type InterruptProgress = Record<string, CallProgress>;
 
 /** An interrupt as it opens: waiting, undecided, not escalated. */
 export type NewInterrupt = Omit<InterruptRecord, "status" | "decided_at" | "escalated_at" | "progress" | "progress_seq">;
@@ -247,6 +218,8 @@ export interface AuditRecord {
   edited_args_hash?: string;
   /** Keyed hash of the call's preview as shown: what the approver saw. */
   preview_hash?: string;
+  /** The call's version the decision was taken on. */
+  version?: number;
   decision: AuditEntry["decision"];
   /** The deciding principal; null for the system. */
   by: string | null;

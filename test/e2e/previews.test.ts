@@ -77,16 +77,28 @@ describe("a refund's preview", () => {
     expect(told.content).toContain("stale_preview");
   });
 
-  it("an edit takes the preview again on the new arguments: the approval is for what the edited call would do", async () => {
+  it("an edit takes the preview again for everyone to see, but the approval stays bound to the preview its approver was shown", async () => {
     const id = threadId("pv-edit");
-    // A-1004 has had refunds in this file; A-1001 none: the call, edited to A-1001, is checked against A-1001.
     const intr = await refundAsked(id, "pv-e", 100);
-    expect((intr.calls[0]!.preview as { refunded_cents: number }).refunded_cents).toBeGreaterThan(0);
+    const shown = intr.calls[0]!.preview as { order_id: string; refunded_cents: number };
+    expect(shown.refunded_cents).toBeGreaterThan(0);
     s.model.push({ text: "Refunded." });
-    const done = await ops.resume(id, intr.interrupt_id, [{ call_id: "pv-e", approved: true, edited_args: { order_id: "A-1001" } }]).collect();
+    // The amount edited on the card as shown: the order has not changed since, so it runs.
+    const done = await ops.resume(id, intr.interrupt_id, [{ call_id: "pv-e", approved: true, edited_args: { amount_cents: 90 } }]).collect();
     expect(only(done, "tool_result")[0]).toMatchObject({ call_id: "pv-e", status: "ok", edited: true });
-    expect(s.db.rows("refunds", "call_id = ?", "pv-e")).toMatchObject([{ order_id: "A-1001" }]);
+    expect(s.db.rows("refunds", "call_id = ?", "pv-e")).toMatchObject([{ order_id: shown.order_id, amount_cents: 90 }]);
+    // The audit names the preview the approver saw, not one taken on the edit that nobody approving saw.
+    const shownHash = s.db.rows<{ calls: string }>("interrupts", "interrupt_id = ?", intr.interrupt_id)[0]!.calls;
     const [row] = (await ops.audit(id)).entries;
-    expect(row).toMatchObject({ decision: "edited", preview_hash: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(row).toMatchObject({ decision: "edited", version: 1, preview_hash: (JSON.parse(shownHash) as Array<{ preview_hash: string }>)[0]!.preview_hash });
+  });
+
+  it("an edit to another order does not carry the approval over to a preview its approver never saw: stale_preview, nothing refunded", async () => {
+    const id = threadId("pv-edit-other");
+    const intr = await refundAsked(id, "pv-o", 100);
+    s.model.push({ text: "Not refunded." });
+    const done = await ops.resume(id, intr.interrupt_id, [{ call_id: "pv-o", approved: true, edited_args: { order_id: "A-1001" } }]).collect();
+    expect(only(done, "tool_result")[0]).toMatchObject({ call_id: "pv-o", status: "error", error: "stale_preview: the approval was given on order A-1004, not A-1001" });
+    expect(s.db.rows("refunds", "call_id = ?", "pv-o")).toEqual([]);
   });
 });

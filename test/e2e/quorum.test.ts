@@ -176,9 +176,14 @@ describe("editing a call that needs a quorum", () => {
     const view = await new TollgateClient({ baseUrl: s.server.url, token: "tok-alice-0001" }).getThread(id);
     // Everyone sees the call as edited, and only the editor's approval counts now.
     expect(view.pending?.calls[0]).toMatchObject({ args: { amount_cents: 70_000 }, policy: "quorum", approvals: [{ by: "fin10" }] });
+    expect(view.pending?.calls[0]?.version).toBe(2);
+    // An approval that names no version is of what fin9 saw before the edit: refused, with the call as it now stands.
+    const blind = await decide(s.server.url, id, FIN(9), approve(intr.interrupt_id, "qx"));
+    expect(blind.status).toBe(409);
+    expect(blind.json).toMatchObject({ error: { code: "call_changed", call: { call_id: "qx", version: 2, args: { amount_cents: 70_000 } } } });
     s.model.push({ text: "Refunded." });
-    // fin9's earlier approval went with the edit: fin9 may approve again, and that closes it.
-    const done = await decide(s.server.url, id, FIN(9), approve(intr.interrupt_id, "qx"), "text/event-stream");
+    // fin9's earlier approval went with the edit: fin9 may approve the edited call, naming its version, and that closes it.
+    const done = await decide(s.server.url, id, FIN(9), { interrupt_id: intr.interrupt_id, decisions: [{ call_id: "qx", approved: true, version: 2 }] }, "text/event-stream");
     expect(done.text).toContain('"edited":true');
     expect(s.db.rows("refunds", "call_id = ?", "qx")).toMatchObject([{ amount_cents: 70_000 }]);
     const audit = (await call(s.server.url, "GET", `/threads/${id}/audit`, undefined, as("tok-alice-0001"))).json as { entries: Array<Record<string, unknown>> };
@@ -223,13 +228,14 @@ describe("edits that would open the gate with fewer approvals", () => {
     const intr = await asked(s, id, [{ id: "qb2", name: "refund_order", args: LARGE }]);
     const up = { interrupt_id: intr.interrupt_id, decisions: [{ call_id: "qb2", approved: true, edited_args: { amount_cents: 90_000 } }] };
     expect((await decide(s.server.url, id, FIN(12), up)).status).toBe(202);
-    const back = { interrupt_id: intr.interrupt_id, decisions: [{ call_id: "qb2", approved: true, edited_args: { amount_cents: LARGE.amount_cents } }] };
+    const back = { interrupt_id: intr.interrupt_id, decisions: [{ call_id: "qb2", approved: true, version: 2, edited_args: { amount_cents: LARGE.amount_cents } }] };
     const reverted = await decide(s.server.url, id, FIN(13), back);
     expect([reverted.status, reverted.json]).toEqual([202, { status: "waiting_human", waiting_on: ["qb2"], run_id: null }]);
     const view = await new TollgateClient({ baseUrl: s.server.url, token: "tok-alice-0001" }).getThread(id);
-    expect(view.pending?.calls[0]).toMatchObject({ args: { amount_cents: LARGE.amount_cents }, approvals: [{ by: "fin13" }] });
+    expect(view.pending?.calls[0]).toMatchObject({ args: { amount_cents: LARGE.amount_cents }, approvals: [{ by: "fin13" }], version: 3 });
     s.model.push({ text: "Refunded." });
-    expect((await decide(s.server.url, id, FIN(12), approve(intr.interrupt_id, "qb2"), "text/event-stream")).text).toContain('"outcome":"completed"');
+    const third = { interrupt_id: intr.interrupt_id, decisions: [{ call_id: "qb2", approved: true, version: 3 }] };
+    expect((await decide(s.server.url, id, FIN(12), third, "text/event-stream")).text).toContain('"outcome":"completed"');
     expect(s.db.rows("refunds", "call_id = ?", "qb2")).toMatchObject([{ amount_cents: LARGE.amount_cents }]);
   });
 

@@ -33,6 +33,8 @@ const LAYERS: Record<string, { rank: number; side: Side }> = {
   "src/auth": { rank: 3, side: "server" },
   "src/ledger": { rank: 4, side: "server" }, // the execution ledger's contract: graphs use it, stores implement it
   "src/config.ts": { rank: 4, side: "server" },
+  // the one home of the approval rules, below every face and the run engine: pure, storage passed in
+  "src/gate": { rank: 4.5, side: "server" },
   "src/store": { rank: 5, side: "server" },
   // any graph seen from the engine (loading, ids, the gate kit): above the stores, whose row types
   // it may read, and below graphs/ and runs, which build on it; 5.5 so no rank below moves

@@ -14,7 +14,7 @@ import {
   type ToolOutcome,
   type ToolRegistry,
 } from "../../tools/index.js";
-import { readDecisions } from "../decisions.js";
+import { readDecisions } from "../../gate/index.js";
 import type { MessagesState } from "../graph-state.js";
 import { RunGate } from "../run-gate.js";
 import { unansweredCalls } from "../tool-messages.js";

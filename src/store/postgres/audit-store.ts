@@ -60,11 +60,12 @@ export class PgAuditStore implements AuditStore {
         r.run_args_hash ?? null,
         r.at,
         r.preview_hash ?? null,
+        r.version ?? null,
       );
       return `(${Array.from({ length: COLUMNS }, (_, j) => `$${i * COLUMNS + j + 1}`).join(", ")})`;
     });
     await this.q.query(
-      `INSERT INTO audit (thread_id, interrupt_id, call_id, tool, args_hash, edited_args_hash, decision, by_sub, reason, run_args_hash, at, preview_hash)
+      `INSERT INTO audit (thread_id, interrupt_id, call_id, tool, args_hash, edited_args_hash, decision, by_sub, reason, run_args_hash, at, preview_hash, version)
        VALUES ${tuples.join(", ")}`,
       values,
     );
@@ -78,7 +79,7 @@ export class PgAuditStore implements AuditStore {
     // As in SQLite: execution comes from the ledger, matched on the arguments that were to run, and
     // only for a call's last row in its interrupt (a decision that was voided and made again).
     const { rows } = await this.q.query<AuditRow>(
-      `SELECT a.interrupt_id, a.call_id, a.tool, a.args_hash, a.edited_args_hash, a.preview_hash, a.decision, a.by_sub, a.reason, a.at,
+      `SELECT a.interrupt_id, a.call_id, a.tool, a.args_hash, a.edited_args_hash, a.preview_hash, a.version, a.decision, a.by_sub, a.reason, a.at,
               l.status AS ledger_status, l.outcome AS ledger_outcome, l.started_at, l.settled_at
        FROM audit a LEFT JOIN ledger l
          ON a.run_args_hash IS NOT NULL AND l.key = a.thread_id || ':' || a.call_id AND l.args_hash = a.run_args_hash

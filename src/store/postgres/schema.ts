@@ -178,6 +178,8 @@ ALTER TABLE interrupts ADD COLUMN IF NOT EXISTS progress TEXT;
 ALTER TABLE interrupts ADD COLUMN IF NOT EXISTS progress_seq INTEGER NOT NULL DEFAULT 0;
 -- keyed hash of the preview a person approved a call on (tools with a preview)
 ALTER TABLE audit ADD COLUMN IF NOT EXISTS preview_hash TEXT;
+-- the call's version the decision was taken on (edits make new versions)
+ALTER TABLE audit ADD COLUMN IF NOT EXISTS version INTEGER;
 `;
 
 /** The advisory lock key that serialises migrations (any constant; ASCII "tgsc"). */

@@ -143,6 +143,8 @@ export const ADDED_COLUMNS: ReadonlyArray<{ table: string; column: string; defin
   { table: "interrupts", column: "progress_seq", definition: "INTEGER NOT NULL DEFAULT 0" },
   // keyed hash of the preview a person approved a call on (tools with a preview)
   { table: "audit", column: "preview_hash", definition: "TEXT" },
+  // the call's version the decision was taken on (edits make new versions)
+  { table: "audit", column: "version", definition: "INTEGER" },
 ];
 
 export const LATE_INDEXES = `

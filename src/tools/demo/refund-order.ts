@@ -28,6 +28,8 @@ export function refundOrderTool(source: DemoTables | DbSource): TollgateTool {
       if (!order) throw new Error(`Order ${order_id} not found`);
       // The approver saw the order as it was: another refund since, and this one is not the one approved.
       const seen = ctx.preview as Partial<OrderPreview> | undefined;
+      // An edit to another order: the approver was shown a different one.
+      if (seen && seen.order_id !== undefined && seen.order_id !== order_id) throw new StalePreview(`the approval was given on order ${seen.order_id}, not ${order_id}`);
       if (seen && seen.refunded_cents !== order.refunded_cents) {
         throw new StalePreview(`order ${order_id} has had $${cents(order.refunded_cents - (seen.refunded_cents ?? 0))} refunded since this refund was approved`);
       }

@@ -123,6 +123,7 @@ const call = (callId: string, extra: Partial<InterruptCall> = {}): InterruptCall
   args_schema: { type: "object" },
   args_hash: `plain-${callId}`,
   audit_hash: `keyed-${callId}`,
+  version: 1,
   ...extra,
 });
 

@@ -15,11 +15,12 @@ export interface BoundResume {
  * `command.resume` in the three forms LangGraph clients send, against the open interrupt (as
  * shown: masked): the HITL middleware's `{decisions}` by position in `action_requests`; LangGraph's
  * map keyed by `__interrupt__[].id`; tollgate's own `{interrupt_id, decisions, answers}`. A lone
- * question may also be answered with its bare value, as `Command({resume: value})` does.
+ * question may also be answered with its bare value, as `Command({resume: value})` does. An
+ * approval or edit may name the call's `version` it was shown (`{type: "approve", version}`).
  */
 export function bindResume(resume: unknown, open: InterruptPayload): BoundResume {
   const obj = isObject(resume) ? resume : undefined;
-  if (obj && typeof obj.interrupt_id === "string") return { interruptId: obj.interrupt_id, decisions: obj.decisions ?? [], answers: obj.answers ?? [] };
+  if (obj && typeof obj.interrupt_id === "string") return { interruptId: obj.interrupt_id, decisions: obj.decisions, answers: obj.answers ?? [] };
   if (obj && Array.isArray(obj.decisions)) {
     return { interruptId: open.interrupt_id, decisions: positional(obj.decisions, open), answers: [] };
   }
@@ -56,9 +57,11 @@ function positional(list: unknown[], open: InterruptPayload): Decision[] {
     // `null` passes over a call: in an interrupt decided call by call, it stays open for others.
     if (raw === null) return [];
     if (!isObject(raw)) throw new AppError("invalid_request", `Decision ${i} is not an object`);
+    // The version the person was shown, when the client names it; the tollgate schema checks it.
+    const version = raw.version !== undefined ? { version: raw.version as number } : {};
     switch (raw.type) {
       case "approve":
-        return [{ call_id: call.call_id, approved: true }];
+        return [{ call_id: call.call_id, approved: true, ...version }];
       case "reject":
         return [{ call_id: call.call_id, approved: false, ...(typeof raw.message === "string" && raw.message ? { reason: raw.message } : {}) }];
       case "edit": {
@@ -68,7 +71,7 @@ function positional(list: unknown[], open: InterruptPayload): Decision[] {
           throw new AppError("invalid_request", `Decision ${i}: an edit cannot change the tool (${call.name})`);
         }
         const changed = Object.fromEntries(Object.entries(action.args).filter(([k, v]) => !isDeepStrictEqual(v, call.args[k])));
-        return [{ call_id: call.call_id, approved: true, ...(Object.keys(changed).length ? { edited_args: changed } : {}) }];
+        return [{ call_id: call.call_id, approved: true, ...(Object.keys(changed).length ? { edited_args: changed } : {}), ...version }];
       }
       default:
         throw new AppError("invalid_request", `Decision ${i}: type must be approve, edit or reject`);
