@@ -20,6 +20,7 @@ const common = {
 /** The e2e files the "postgres" project runs again on PostgreSQL. */
 const ON_POSTGRES = [
   "access-matrix",
+  "approval-binds",
   "api-errors",
   "api-faces",
   "cancel",
@@ -52,6 +53,7 @@ const ON_POSTGRES = [
  */
 const ON_GRAPHS = [
   "api-faces",
+  "approval-binds",
   "cancel",
   "core-flow",
   "demo-flow",

@@ -4,7 +4,7 @@ import type { AuditRecord, AuditStore, AuditTrailEntry, InterruptRecord } from "
 import type { Queryable } from "./queryable.js";
 import { type Clock, systemClock } from "../../clock.js";
 
-const COLUMNS = 12;
+const COLUMNS = 13;
 
 /**
  * The audit trail in PostgreSQL: append-only rows (triggers refuse updates, deletes and
