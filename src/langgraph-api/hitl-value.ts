@@ -32,6 +32,7 @@ function hitlValue(payload: InterruptPayload) {
       expires_at: payload.expires_at,
       calls: payload.calls.map((c) => ({
         call_id: c.call_id,
+        ...(c.version !== undefined ? { version: c.version } : {}),
         policy: c.policy,
         ...(c.requires ? { requires: c.requires } : {}),
         ...(c.approvals ? { approvals: c.approvals } : {}),

@@ -32,6 +32,7 @@ const RUN_ERRORS: ErrorCode[] = [
   "awaiting_approval",
   "not_waiting",
   "stale_interrupt",
+  "call_changed",
   "graph_mismatch",
   "approval_expired",
   "unknown_call",

@@ -95,6 +95,7 @@ export const auditEntrySchema = z.object({
   by: z.string().nullable().describe("The deciding principal's `sub`; null for the system (expiry)."),
   reason: z.string().nullable(),
   edited_args_hash: z.string().optional(),
+  version: z.number().int().min(1).optional().describe("The call's version the decision was taken on (1 until someone edits it)."),
   preview_hash: z.string().optional().describe("Keyed hash of the call's preview as the person was shown it: what they approved."),
   executed: z
     .object({ status: z.enum([...TOOL_STATUSES, "unknown"]), at: z.iso.datetime() })

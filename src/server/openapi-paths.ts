@@ -115,6 +115,7 @@ export const ENDPOINTS: Endpoint[] = [
       "not_waiting",
       "stale_interrupt",
       "already_decided",
+      "call_changed",
       "thread_busy",
       "approval_expired",
       "unknown_call",

@@ -106,8 +106,10 @@ describe("graphs a team serves", () => {
       const res = await call(server.url, "POST", `/threads/${id}/resume`, { interrupt_id: intr.interrupt_id, decisions: [], answers });
       expect([res.status, res.json.error.code]).toEqual([400, "invalid_request"]);
     }
-    const resumed = await client.resume(id, intr.interrupt_id, [], { answers: [{ question_id, value: "only the first" }] }).collect();
-    expect(terminal(resumed, "done").message).toBe("You said: only the first");
+    // Questions alone: the answers are the whole resume, no `decisions` beside them.
+    const resumed = await call(server.url, "POST", `/threads/${id}/resume`, { interrupt_id: intr.interrupt_id, answers: [{ question_id, value: "only the first" }] }, { accept: "text/event-stream" });
+    expect(resumed.status).toBe(200);
+    expect(resumed.text).toContain('"message":"You said: only the first"');
     expect(await client.getThread(id)).toMatchObject({ status: "idle", last_outcome: "completed" });
   });
 
