@@ -14,4 +14,4 @@ export { checkVersions } from "./versions.js";
 export { refuseUnlessOpen, refuseWithoutOpen, whyNotOpen, type GateState } from "./preconditions.js";
 export { bindResume, type BoundResume } from "./hitl-resume.js";
 export { readDecisions } from "./permit-decisions.js";
-export { answersSchema, decisionSchema, decisionsSchema } from "./tollgate-decisions.js";
+export { answersSchema, decisionSchema, decisionsSchema, resumeSchema } from "./tollgate-decisions.js";

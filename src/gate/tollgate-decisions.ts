@@ -46,3 +46,10 @@ export const answersSchema = z
   )
   .refine((as) => new Set(as.map((a) => a.question_id)).size === as.length, "two answers name the same question_id")
   .describe("One per question of the interrupt (`questions`): all of them, else 400. Only the thread's owner (or an admin) answers.");
+
+/** A resume in tollgate's own shape, whichever face it came through (LangGraph's are bound to it first). */
+export const resumeSchema = z.object({
+  interrupt_id: z.string().min(1, "interrupt_id is required"),
+  decisions: decisionsSchema.optional(),
+  answers: answersSchema.optional(),
+});

@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import type { AppDeps } from "../server/app-deps.js";
+import type { AppDeps } from "../http/index.js";
 import { assistantsRoutes } from "./assistants-routes.js";
 import { runsRoutes } from "./runs-routes.js";
 import { threadsRoutes } from "./threads-routes.js";

@@ -1,6 +1,5 @@
 import type { ErrorCode } from "../protocol/index.js";
-import type { OpenApiExtension } from "../server/openapi.js";
-import type { Endpoint } from "../server/openapi-paths.js";
+import type { Endpoint, OpenApiExtension } from "../http/index.js";
 import { assistantSearchBody } from "./assistants-routes.js";
 import { runCreateBody } from "./run-request.js";
 import { historyBody, threadCreateBody, threadSearchBody } from "./threads-routes.js";

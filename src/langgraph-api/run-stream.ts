@@ -2,7 +2,7 @@ import type { Principal } from "../auth/index.js";
 import type { Logger } from "../logger.js";
 import { isTerminal, type LoggedEvent } from "../protocol/index.js";
 import { FRAME_MODES, type GraphFrame, type RunService, type ThreadService } from "../runs/index.js";
-import { sseResponse } from "../server/sse-response.js";
+import { sseResponse } from "../http/index.js";
 import { assistantIdOf } from "./assistant-id.js";
 import { interruptsOf } from "./hitl-value.js";
 import { valuesOf } from "./resources.js";

@@ -2,14 +2,14 @@ import { type Context, Hono } from "hono";
 import type { Principal } from "../auth/index.js";
 import { AppError, formatIssues } from "../protocol/index.js";
 import type { ActiveRun, FrameRequest, ThreadSnapshot } from "../runs/index.js";
-import type { AppDeps } from "../server/app-deps.js";
-import { parseBody } from "../server/parse-body.js";
-import { principalOf } from "../server/principal-context.js";
-import { resumeBody } from "../server/schemas.js";
-import { threadParam } from "../server/thread-param.js";
+import type { AppDeps } from "../http/index.js";
+import { parseBody } from "../http/index.js";
+import { principalOf } from "../http/index.js";
+
+import { threadParam } from "../http/index.js";
 import { graphOfAssistant } from "./assistant-id.js";
 import { runObject } from "./resources.js";
-import { bindResume, refuseWithoutOpen } from "../gate/index.js";
+import { bindResume, refuseWithoutOpen, resumeSchema } from "../gate/index.js";
 import { frameRequest, readRunAsk, requestedCheckpoint, type RunCreate, runCreateBody, streamModes } from "./run-request.js";
 import { finalResult, runStream } from "./run-stream.js";
 import { parsePosition } from "./stream-frames.js";
@@ -57,7 +57,7 @@ export function runsRoutes(deps: AppDeps): Hono {
     if (!snapshot.pending) refuseWithoutOpen(snapshot.row);
     const bound = bindResume(ask.resume, snapshot.pending);
     // The same edge rules as `POST /threads/{id}/resume`: one decision per call, reasons' length, argument names.
-    const checked = resumeBody.safeParse({ interrupt_id: bound.interruptId, decisions: bound.decisions, answers: bound.answers });
+    const checked = resumeSchema.safeParse({ interrupt_id: bound.interruptId, decisions: bound.decisions, answers: bound.answers });
     if (!checked.success) throw new AppError("invalid_request", formatIssues(checked.error.issues, { max: 3, clip: 64 }));
     const run = await deps.runs.startResume(p, {
       threadId,

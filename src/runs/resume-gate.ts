@@ -156,7 +156,10 @@ async function resumeGate(
   const gate = bound.map((b) => b.decision);
   const to = gate.some((d) => d.approved) || answers.length ? "resumed" : "rejected";
   // Compare-and-set, the deadline included: a read above may be stale on a shared database.
-  if (!(await tx.interrupts.transition(interruptId, to, gate, now))) {
+  // The record keeps the decisions as people see them: an edit's sensitive values masked (the
+  // run carries the real ones; only checkpoints and the ledger keep them).
+  const kept = gate.map((d) => (d.edited_args ? { ...d, edited_args: ctx.registry.mask(d.name ?? "", d.edited_args) } : d));
+  if (!(await tx.interrupts.transition(interruptId, to, kept, now))) {
     throw whyNotOpen(await tx.interrupts.get(interruptId), now) ?? refusals.alreadyClosed();
   }
   if (!(await tx.threads.claimWaiting(threadId, runId, true))) throw refusals.threadBusy();

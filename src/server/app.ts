@@ -1,20 +1,20 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { AppError, ERROR_STATUS, type ErrorBody } from "../protocol/index.js";
-import type { AppDeps } from "./app-deps.js";
+import type { AppDeps } from "../http/index.js";
 import { hostGuard, jsonBodies, originGuard } from "./edge-guard.js";
 import { graphsRoutes } from "./graphs-routes.js";
 import { identityRoutes } from "./identity-routes.js";
 import { openApiRoutes } from "./openapi.js";
 import { metricsRoutes } from "./metrics-routes.js";
-import { BodyAborted } from "./parse-body.js";
-import { authenticate } from "./principal-context.js";
+import { BodyAborted } from "../http/index.js";
+import { authenticate } from "../http/index.js";
 import { storageFaultError } from "../runs/index.js";
 import { runsRoutes } from "./runs-routes.js";
 import { threadsRoutes } from "./threads-routes.js";
 import { webPageRoutes } from "./web-page.js";
 
-export type { AppDeps } from "./app-deps.js";
+export type { AppDeps } from "../http/index.js";
 
 const RETRY_AFTER_SECONDS = 1;
 

@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import type { AppDeps } from "./app-deps.js";
+import type { AppDeps } from "../http/index.js";
 
 /** `GET /graphs`: the graphs this server serves, for a client choosing one for a new thread. */
 export function graphsRoutes(deps: AppDeps): Hono {

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
-import type { AppDeps } from "./app-deps.js";
-import { principalOf } from "./principal-context.js";
+import type { AppDeps } from "../http/index.js";
+import { principalOf } from "../http/index.js";
 
 /** `GET /me` and `GET /approvals`: who the caller is, and what waits for their decision. */
 export function identityRoutes(deps: AppDeps): Hono {

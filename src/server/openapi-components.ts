@@ -25,7 +25,8 @@ import {
 } from "../protocol/index.js";
 import { createThreadBody, resumeBody, runBody } from "./schemas.js";
 
-export type JsonSchema = Record<string, unknown>;
+export type { JsonSchema } from "../http/index.js";
+import type { JsonSchema } from "../http/index.js";
 
 const REF_PREFIX = "#/components/schemas/";
 export const ref = (name: string): JsonSchema => ({ $ref: `${REF_PREFIX}${name}` });

@@ -1,27 +1,9 @@
 import type { ErrorCode } from "../protocol/index.js";
-import { type JsonSchema, parameterSchema, ref } from "./openapi-components.js";
-import { listThreadsQuery, threadIdSchema } from "./schemas.js";
+import { type Endpoint, type JsonSchema, threadIdSchema } from "../http/index.js";
+import { parameterSchema, ref } from "./openapi-components.js";
+import { listThreadsQuery } from "./schemas.js";
 
-/** One endpoint of the contract, as the document builder turns it into an operation. */
-export interface Endpoint {
-  method: "get" | "post" | "delete";
-  path: string;
-  operationId: string;
-  summary: string;
-  description?: string;
-  /** False: no bearer token needed, even with auth on. */
-  auth?: false;
-  /** Behind the `Host` and `Origin` checks (all but `/healthz`). */
-  edge?: false;
-  parameters?: JsonSchema[];
-  body?: { component: string; required: boolean; description: string };
-  /** Successful answers by status. */
-  ok: Record<number, JsonSchema>;
-  /** Error codes this endpoint can answer, besides the edge's and authentication's. */
-  errors: ErrorCode[];
-  /** A stream of LangGraph's events, not the seven (no `x-sse-events`); a token may come as `x-api-key`. */
-  langgraph?: true;
-}
+export type { Endpoint } from "../http/index.js";
 
 const threadId: JsonSchema = {
   name: "thread_id",

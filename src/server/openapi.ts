@@ -1,8 +1,8 @@
 import { Hono } from "hono";
-import type { z } from "zod";
 import { ERROR_STATUS, type ErrorCode } from "../protocol/index.js";
 import { componentSchemas, EVENT_COMPONENTS, type JsonSchema, ref } from "./openapi-components.js";
-import { type Endpoint, ENDPOINTS } from "./openapi-paths.js";
+import { ENDPOINTS } from "./openapi-paths.js";
+import type { Endpoint, OpenApiExtension } from "../http/index.js";
 import { webhooks } from "./openapi-webhooks.js";
 
 /** The OpenAPI document's own shape, as far as tollgate builds it. */
@@ -19,12 +19,6 @@ export interface OpenApiDocument {
 
 /** The wire contract's version: changes when a client would notice, not with every release. */
 export const CONTRACT_VERSION = "0.1.0";
-
-/** Endpoints served beside tollgate's own (LangGraph's API), with the request bodies they name. */
-export interface OpenApiExtension {
-  endpoints: Endpoint[];
-  requests: Record<string, z.ZodType>;
-}
 
 /** Codes that any endpoint behind the `Host`/`Origin` checks and the token check may answer. */
 const EDGE: ErrorCode[] = ["invalid_host", "forbidden_origin"];

@@ -1,12 +1,12 @@
 import { Hono } from "hono";
 import { parseEventId } from "../protocol/index.js";
 import type { ActiveRun } from "../runs/index.js";
-import type { AppDeps } from "./app-deps.js";
-import { parseBody } from "./parse-body.js";
-import { principalOf } from "./principal-context.js";
+import type { AppDeps } from "../http/index.js";
+import { parseBody } from "../http/index.js";
+import { principalOf } from "../http/index.js";
 import { resumeBody, runBody } from "./schemas.js";
-import { sseResponse } from "./sse-response.js";
-import { threadParam } from "./thread-param.js";
+import { sseResponse } from "../http/index.js";
+import { threadParam } from "../http/index.js";
 
 /** `POST …/runs`, `POST …/resume`, `POST …/cancel`, `GET …/stream` under `/threads/:thread_id`. */
 export function runsRoutes(deps: AppDeps): Hono {

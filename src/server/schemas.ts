@@ -1,10 +1,8 @@
 import { z } from "zod";
-import { answersSchema, decisionsSchema } from "../gate/index.js";
+import { resumeSchema } from "../gate/index.js";
+import { threadIdSchema } from "../http/index.js";
 
-export const THREAD_ID = /^[A-Za-z0-9_-]{1,128}$/;
 export const MAX_MESSAGE_BYTES = 32 * 1024;
-
-export const threadIdSchema = z.string().regex(THREAD_ID, "thread_id must match [A-Za-z0-9_-]{1,128}");
 
 export const MAX_METADATA_BYTES = 8 * 1024;
 
@@ -47,9 +45,4 @@ export const runBody = z.object({
   graph_id: graphIdSchema,
 });
 
-export const resumeBody = z.object({
-  interrupt_id: z.string().min(1, "interrupt_id is required"),
-  decisions: decisionsSchema.optional(),
-  answers: answersSchema.optional(),
-  on_disconnect: onDisconnect,
-});
+export const resumeBody = resumeSchema.extend({ on_disconnect: onDisconnect });

@@ -44,6 +44,8 @@ const LAYERS: Record<string, { rank: number; side: Side }> = {
   "src/ops": { rank: 6, side: "server" }, // metrics, logs, tracing, webhook delivery: above the stores (the outbox), used by runs and the server
   "src/runs": { rank: 7, side: "server" },
   "src/server": { rank: 8, side: "server" },
+  // the HTTP kit every face shares (validation, principal, thread param, SSE, OpenAPI types): below the faces
+  "src/http": { rank: 7.5, side: "server" },
   "src/langgraph-api": { rank: 8.5, side: "server" }, // LangGraph's API at /langgraph: a second face on the server's edge, mounted by tollgate.ts
   "src/tollgate.ts": { rank: 9, side: "server" },
   "src/serve.ts": { rank: 10, side: "server" }, // a Tollgate on a socket, with signal handling
@@ -62,7 +64,11 @@ const LAYERS: Record<string, { rank: number; side: Side }> = {
 const NOT_DOWN_TO: { from: string; to: string; why: string }[] = [
   { from: "src/server", to: "src/store", why: "the server reaches stores only through runs" },
   { from: "src/langgraph-api", to: "src/store", why: "LangGraph's API reaches stores only through runs" },
+  { from: "src/langgraph-api", to: "src/server", why: "a face never imports another face: what both need lives in src/http or src/gate" },
 ];
+
+/** Folders reached from outside only through their index: one front door each. */
+const FRONT_DOORS = ["src/http", "src/gate"];
 const WIRE_ERRORS_FILE = "src/protocol/errors.ts";
 const NO_WIRE_ERRORS_IN = ["src/store"];
 
@@ -205,6 +211,8 @@ function forbiddenArrows(g: Graph = graph): { from: string; to: string; rule: st
         if (wire.length) bad.push({ from, to: WIRE_ERRORS_FILE, rule: `${a} must not use wire error codes (${wire.join(", ")})` });
       }
       if (a === b) continue;
+      const door = FRONT_DOORS.find((d) => under(to, d) && !under(from, d));
+      if (door && to !== `${door}/index.ts`) bad.push({ from, to, rule: `${door} is reached only through ${door}/index.ts` });
       const [la, lb] = [LAYERS[a]!, LAYERS[b]!];
       const skip = NOT_DOWN_TO.find((r) => under(from, r.from) && under(to, r.to));
       if (la.side !== "shared" && lb.side !== "shared" && la.side !== lb.side) {
@@ -287,6 +295,18 @@ describe("one-way layers", () => {
       "src/runs/run-service.ts: src/store (rank 5) must not import src/runs (rank 7)",
       "src/protocol/errors.ts: src/store must not use wire error codes (* (every wire error code))",
       "src/protocol/errors.ts: src/store must not use wire error codes (AppError)",
+    ]);
+  });
+
+  it("the gate and the HTTP kit are reached only through their index, and a face never imports another face", () => {
+    const probe = "src/langgraph-api/probe.ts";
+    const g: Graph = new Map([
+      [probe, importsOf(probe, ['import { refusals } from "../gate/refusals.js";', 'import { parseBody } from "../http/parse-body.js";', 'import { resumeBody } from "../server/schemas.js";', 'import { bindResume } from "../gate/index.js";'].join("\n"))],
+    ]);
+    expect(forbiddenArrows(g).map((b) => [b.to, b.rule])).toEqual([
+      ["src/gate/refusals.ts", "src/gate is reached only through src/gate/index.ts"],
+      ["src/http/parse-body.ts", "src/http is reached only through src/http/index.ts"],
+      ["src/server/schemas.ts", "src/langgraph-api must not import src/server: a face never imports another face: what both need lives in src/http or src/gate"],
     ]);
   });
 

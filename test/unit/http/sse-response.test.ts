@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { silentLogger } from "../../../src/logger.js";
 import type { LoggedEvent } from "../../../src/store/index.js";
-import { sseResponse } from "../../../src/server/sse-response.js";
+import { sseResponse } from "../../../src/http/sse-response.js";
 
 /** Events that never come: a run still going, watched until the stream's signal fires. */
 async function* quietUntil(signal: AbortSignal): AsyncGenerator<LoggedEvent[]> {

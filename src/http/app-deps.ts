@@ -1,6 +1,6 @@
 import type { Hono } from "hono";
 import type { Access, Authenticator } from "../auth/index.js";
-import type { OpenApiExtension } from "./openapi.js";
+import type { OpenApiExtension } from "./openapi-types.js";
 import type { Logger } from "../logger.js";
 import type { Metrics } from "../ops/index.js";
 import type { RunService, ThreadService } from "../runs/index.js";
