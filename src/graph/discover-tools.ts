@@ -1,5 +1,5 @@
 import type { StructuredToolInterface } from "@langchain/core/tools";
-import { defineTool, TollgateTool, type ToolMeta } from "../tools/index.js";
+import { defineTool, isTollgateTool, type TollgateTool, type ToolMeta } from "../tools/index.js";
 
 export interface DiscoverOptions {
   /**
@@ -10,7 +10,7 @@ export interface DiscoverOptions {
 }
 
 const isPlainTool = (t: unknown): t is { name: string } =>
-  !!t && typeof t === "object" && !(t instanceof TollgateTool) && typeof (t as { name?: unknown }).name === "string" && typeof (t as { invoke?: unknown }).invoke === "function";
+  !!t && typeof t === "object" && !isTollgateTool(t) && typeof (t as { name?: unknown }).name === "string" && typeof (t as { invoke?: unknown }).invoke === "function";
 
 /** Where the kit's nodes keep the tools they gate, so a server can find them in a compiled graph. */
 export const KIT_TOOLS = Symbol.for("tollgate.kit_tools");
@@ -40,7 +40,8 @@ export function discoverTools(graph: unknown, opts: DiscoverOptions = {}): Tollg
   const visit = (v: unknown, depth: number): void => {
     if (!v || (typeof v !== "object" && typeof v !== "function") || seen.has(v) || depth > 12) return;
     seen.add(v);
-    if (v instanceof TollgateTool) {
+    // By its brand, not `instanceof`: a team's package may hold another copy of tollgate's class.
+    if (isTollgateTool(v)) {
       found.set(v.name, v);
       return;
     }

@@ -44,7 +44,7 @@ export class Redactor {
     return this.scrubber.scrubDeep(shown);
   }
 
-  /** A tool call's arguments as people may see them (the tool's sensitive paths masked; unknown tools' as they are). */
+  /** A tool call's arguments as people may see them (the tool's sensitive paths masked; an unknown tool's all masked). */
   callArgs(name: string, args: Record<string, unknown>): Record<string, unknown> {
     return this.registry.mask(name, args);
   }

@@ -13,8 +13,8 @@ export type ShownPreview = Pick<InterruptCall, "preview" | "preview_error" | "pr
  * Each gated call's preview, from its tool's `preview` (those without one show none), all at once:
  * with the run's signal and a deadline, masked by the tool's `sensitiveOutput` and scrubbed of
  * secrets, with the keyed hash of what is shown (the approval is bound to it). A preview that
- * throws, times out or gives nothing JSON can carry shows `preview_error` instead: the call may
- * still be decided.
+ * throws, times out or gives nothing JSON can carry shows `preview_error` instead, the call's
+ * sensitive argument values masked in it: the call may still be decided.
  */
 export async function takePreviews(ctx: RunContext, run: ActiveRun, calls: readonly ToolCall[]): Promise<Map<string, ShownPreview>> {
   const on = { signal: run.controller.signal, threadId: run.threadId };
@@ -42,7 +42,8 @@ export async function previewOf(
     const shown = ctx.redactor.scrubber.scrubDeep(JSON.parse(ctx.registry.maskOutput(call.name, text)) as unknown);
     return { preview: shown, preview_hash: ctx.store.audit.hash(shown) };
   } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
+    // Masked before it is cut short: a value cut in half would no longer be found.
+    const message = ctx.registry.maskError(call.name, call.args, err instanceof Error ? err.message : String(err));
     return { preview_error: ctx.redactor.scrubber.scrub(message).slice(0, 200) };
   } finally {
     clearTimeout(timer);

@@ -1,4 +1,4 @@
-export { defineTool, TollgateTool } from "./tollgate-tool.js";
+export { defineTool, isTollgateTool, TollgateTool } from "./tollgate-tool.js";
 export type { PreviewContext, ToolKind, ToolMeta } from "./tollgate-tool.js";
 export { StalePreview, stalePreviewError } from "./stale-preview.js";
 export { ABORT_SIGNAL_KEY, callKey, throwIfAborted, toolContext } from "./tool-context.js";
@@ -8,7 +8,7 @@ export type { GateDecision, GatedCall, GatePermit, ToolGate } from "./tool-gate.
 export { closingOutcomes, outcomeMessage, outcomeOf } from "./outcome-message.js";
 export type { ToolArtifact } from "./outcome-message.js";
 export { MALFORMED_CALL_NAME, ToolRegistry } from "./tool-registry.js";
-export { MASK, maskArgs, maskOutput, maskPaths } from "./mask-args.js";
+export { MASK, maskAll, maskArgs, maskOutput, maskPaths, maskValues, sensitiveValues } from "./mask-args.js";
 export { innerConfig, runInner, untilAborted } from "./run-tool-call.js";
 export { runToolCall, validateArgs } from "./registry-calls.js";
 export type { ToolCallRequest, ToolOutcome } from "./tool-outcome.js";

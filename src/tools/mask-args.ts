@@ -1,3 +1,5 @@
+import { escapeRegExp } from "../lib/index.js";
+
 export const MASK = "***";
 
 /**
@@ -63,4 +65,78 @@ function maskAt(node: unknown, keys: readonly string[], i: number): boolean {
     return true;
   }
   return maskAt(obj[key], keys, i + 1);
+}
+
+/**
+ * A call's arguments as shown when there are no masks to go by (a tool the server does not know):
+ * every top-level argument masked, its name kept.
+ */
+export function maskAll(args: Record<string, unknown>): Record<string, unknown> {
+  if (!args || typeof args !== "object") return {};
+  return Object.fromEntries(Object.keys(args).map((k) => [k, MASK]));
+}
+
+/**
+ * The exact values found at `paths` in the arguments (each a whole value, or every string and
+ * number inside an object or array there), as the text they would show in an error message:
+ * strings as they are and in their JSON-escaped form, finite numbers in their string form.
+ * Empty and blank strings are left out: there is nothing to hide in them, and masking them would
+ * mask the whole message. Booleans and null are left out too: their words are not secrets.
+ */
+export function sensitiveValues(args: unknown, paths: readonly string[]): string[] {
+  const found = new Set<string>();
+  for (const path of paths) if (path) collectAt(args, path.split("."), 0, found);
+  return [...found];
+}
+
+/** Values shorter than this are masked only where they stand alone: as substrings they would eat words. */
+const MIN_SUBSTRING_LENGTH = 4;
+
+/**
+ * Free text (a tool's or a preview's error message) with every occurrence of each value replaced
+ * by the mask, longest first, in one pass so no value is matched inside another's mask. A value
+ * shorter than four characters is replaced where no letter or digit touches it ("pin 42", not the
+ * "42" of "HTTP 429").
+ */
+export function maskValues(text: string, values: readonly string[]): string {
+  if (values.length === 0 || !text) return text;
+  const pattern = [...values]
+    .sort((a, b) => b.length - a.length)
+    .map((v) => (v.length < MIN_SUBSTRING_LENGTH ? `(?<![\\p{L}\\p{N}])${escapeRegExp(v)}(?![\\p{L}\\p{N}])` : escapeRegExp(v)))
+    .join("|");
+  return text.replace(new RegExp(pattern, "gu"), MASK);
+}
+
+/** Every value inside `value`, as `sensitiveValues` keeps them. */
+function collectLeaves(value: unknown, found: Set<string>, depth = 0): void {
+  if (typeof value === "string") {
+    if (!value.trim()) return;
+    found.add(value);
+    const escaped = JSON.stringify(value).slice(1, -1);
+    if (escaped !== value) found.add(escaped);
+  } else if (typeof value === "number" || typeof value === "bigint") {
+    if (typeof value === "bigint" || Number.isFinite(value)) found.add(String(value));
+  } else if (value && typeof value === "object" && depth < 32) {
+    for (const v of Object.values(value)) collectLeaves(v, found, depth + 1);
+  }
+}
+
+/** Walks a dotted path the way `maskAt` does (arrays transparent unless indexed) and collects what it ends at. */
+function collectAt(node: unknown, keys: readonly string[], i: number, found: Set<string>): void {
+  if (!node || typeof node !== "object") return;
+  const key = keys[i]!;
+  const last = i === keys.length - 1;
+  if (Array.isArray(node)) {
+    if (/^\d+$/.test(key) && Number(key) < node.length) {
+      if (last) collectLeaves(node[Number(key)], found);
+      else collectAt(node[Number(key)], keys, i + 1, found);
+      return;
+    }
+    for (const item of node) collectAt(item, keys, i, found);
+    return;
+  }
+  const obj = node as Record<string, unknown>;
+  if (!Object.prototype.hasOwnProperty.call(obj, key)) return;
+  if (last) collectLeaves(obj[key], found);
+  else collectAt(obj[key], keys, i + 1, found);
 }

@@ -1,6 +1,7 @@
 import { type Callbacks, parseCallbackConfigArg } from "@langchain/core/callbacks/manager";
 import { StructuredTool, type StructuredToolInterface, type ToolRunnableConfig } from "@langchain/core/tools";
 import type { ApprovalPolicy } from "../protocol/index.js";
+import { maskValues, sensitiveValues } from "./mask-args.js";
 import { closingOutcomes, outcomeMessage } from "./outcome-message.js";
 import { callOwnCode, innerConfig, runInner, untilAborted } from "./run-tool-call.js";
 import type { ToolOutcome } from "./tool-outcome.js";
@@ -66,6 +67,17 @@ export interface PreviewContext {
 }
 
 /**
+ * What marks a TollgateTool, whichever copy of this package made it (a team's package may load
+ * its own, or load it both as CommonJS and as ESM): a class from another copy fails `instanceof`.
+ */
+const TOLLGATE_TOOL = Symbol.for("tollgate.tool");
+
+/** Whether `v` is a TollgateTool, from this copy of the package or another. */
+export function isTollgateTool(v: unknown): v is TollgateTool {
+  return !!v && typeof v === "object" && (v as { [TOLLGATE_TOOL]?: unknown })[TOLLGATE_TOOL] === true;
+}
+
+/**
  * A LangChain tool that carries tollgate's metadata and holds the gate itself: usable wherever a
  * tool goes (`ToolNode`, `createAgent`, `bindTools`, a node calling `.invoke`). A read tool runs
  * as the tool it wraps. An irreversible one runs only for a tool call (`invoke` with a ToolCall)
@@ -85,6 +97,8 @@ export class TollgateTool extends StructuredTool {
   readonly ttl_seconds: number | undefined;
   readonly escalate_after_seconds: number | undefined;
   readonly preview: ToolMeta["preview"];
+  /** See `isTollgateTool`. */
+  readonly [TOLLGATE_TOOL] = true;
 
   constructor(
     /** The team's own tool: what runs once the gate lets a call through. */
@@ -143,9 +157,14 @@ export class TollgateTool extends StructuredTool {
     const id = config.toolCall?.id;
     const call = { id: id ?? "", name: this.name, args: args as Record<string, unknown> };
     if (this.kind !== "irreversible") {
-      // Errors propagate: the caller (ToolNode, the kit, a node) reports them as it always does.
+      // Errors propagate: the caller (ToolNode, the kit, a node) reports them as it always does,
+      // so their text is masked here, the one place every caller's path goes through.
       // The tool's own code, inside this run: one traced run a call, under the tool's name.
-      return callOwnCode(this.inner, args, run, innerConfig(config, call, signal));
+      try {
+        return await callOwnCode(this.inner, args, run, innerConfig(config, call, signal));
+      } catch (err) {
+        throw maskThrown(err, this.sensitiveIn(call.args, config));
+      }
     }
     // Bound to the arguments as the model sent them (and the person saw them), not as parsed.
     const raw = (config.toolCall?.args as Record<string, unknown> | undefined) ?? call.args;
@@ -163,8 +182,24 @@ export class TollgateTool extends StructuredTool {
     const edited = permit.decision.edited?.length ? { edited: permit.decision.edited } : {};
     const { preview } = permit.decision;
     const withPreview = preview === undefined ? config : { ...config, configurable: { ...config.configurable, [PREVIEW_KEY]: preview } };
-    const settled = permit.execute(async () => ({ ...(await runInner(this.inner, call, withPreview, signal, undefined, { run })), ...edited }));
+    // Masked before the ledger keeps the outcome: what it answers again later is what people may see.
+    const settled = permit.execute(async () => ({ ...this.maskedOutcome(await runInner(this.inner, call, withPreview, signal, undefined, { run }), call.args, config), ...edited }));
     return answer(call, id, await untilAborted(settled, signal));
+  }
+
+  /**
+   * The exact values of this call's sensitive arguments, as sent (and approved) and as parsed
+   * (a schema may coerce or default them): what the tool's error text must not show.
+   */
+  private sensitiveIn(parsed: Record<string, unknown>, config: ToolRunnableConfig): string[] {
+    if (this.sensitive.length === 0) return [];
+    const sent = config.toolCall?.args as Record<string, unknown> | undefined;
+    return [...new Set([...sensitiveValues(parsed, this.sensitive), ...sensitiveValues(sent, this.sensitive)])];
+  }
+
+  /** An outcome whose error text shows none of the call's sensitive values. */
+  private maskedOutcome(o: ToolOutcome, parsed: Record<string, unknown>, config: ToolRunnableConfig): ToolOutcome {
+    return o.error ? { ...o, error: maskValues(o.error, this.sensitiveIn(parsed, config)) } : o;
   }
 }
 
@@ -173,7 +208,7 @@ export class TollgateTool extends StructuredTool {
  * TollgateTool is wrapped around its own tool again, with the new metadata.
  */
 export function defineTool(tool: StructuredToolInterface, meta: ToolMeta): TollgateTool {
-  return new TollgateTool(tool instanceof TollgateTool ? tool.inner : tool, meta);
+  return new TollgateTool(isTollgateTool(tool) ? tool.inner : tool, meta);
 }
 
 /** A ToolMessage when called with a tool call (LangChain passes it through as is), else the text. */
@@ -181,6 +216,24 @@ function answer(call: { name: string }, id: string | undefined, outcome: ToolOut
   if (id) return outcomeMessage({ id, name: call.name }, outcome);
   if (outcome.status === "ok") return outcome.output ?? "";
   return outcomeMessage({ id: "", name: call.name }, outcome).content;
+}
+
+/**
+ * A thrown error with the given values masked in its message and stack, as the same error (its
+ * class and fields kept, so callers still tell an abort or a stale preview apart); a thrown
+ * non-error as masked text.
+ */
+function maskThrown(err: unknown, values: readonly string[]): unknown {
+  if (values.length === 0) return err;
+  if (!(err instanceof Error)) return typeof err === "string" ? maskValues(err, values) : err;
+  try {
+    err.message = maskValues(err.message, values);
+    if (typeof err.stack === "string") err.stack = maskValues(err.stack, values);
+    return err;
+  } catch {
+    // A frozen error cannot be changed: a plain one with the masked text stands in for it.
+    return new Error(maskValues(err.message, values));
+  }
 }
 
 /** A number of seconds a tool's metadata may give: positive and finite, or absent. */

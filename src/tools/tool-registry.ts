@@ -1,7 +1,7 @@
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { toJsonSchema } from "@langchain/core/utils/json_schema";
 import type { PendingCall } from "../protocol/index.js";
-import { maskArgs, maskOutput } from "./mask-args.js";
+import { maskAll, maskArgs, maskOutput, maskValues, sensitiveValues } from "./mask-args.js";
 import type { TollgateTool, ToolKind, ToolPolicy } from "./tollgate-tool.js";
 
 /**
@@ -97,9 +97,24 @@ export class ToolRegistry {
     return this.byName.get(name)?.preview;
   }
 
-  /** A call's arguments as people and logs see them: the tool's sensitive paths masked. */
+  /**
+   * A call's arguments as people and logs see them: the tool's sensitive paths masked. A tool this
+   * server does not know has no masks to go by (a package loaded twice may carry sensitive ones):
+   * every argument is masked.
+   */
   mask(name: string, args: Record<string, unknown>): Record<string, unknown> {
-    return maskArgs(args, this.byName.get(name)?.sensitive ?? []);
+    const t = this.byName.get(name);
+    return t ? maskArgs(args, t.sensitive) : maskAll(args);
+  }
+
+  /**
+   * A tool's or a preview's error message as people and logs see it: the exact values of the
+   * call's sensitive arguments (every argument's, for a tool this server does not know) masked.
+   */
+  maskError(name: string, args: Record<string, unknown>, message: string): string {
+    const t = this.byName.get(name);
+    const paths = t ? t.sensitive : Object.keys(args && typeof args === "object" ? args : {});
+    return maskValues(message, sensitiveValues(args, paths));
   }
 
   /** A tool's output as people and logs see them: sensitive paths masked when it is JSON. */

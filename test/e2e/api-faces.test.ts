@@ -4,12 +4,15 @@
  * approved call runs once, a rejected one never, only someone allowed may decide, a cancel stops
  * the model, secrets stay masked, one run at a time, and a late approval is refused.
  */
+import fs from "node:fs";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiClient, apiClient, FACES, type FaceName } from "../helpers/api-face.js";
-import { type ServerProcess, startServer } from "../helpers/server-process.js";
+import { REPO_ROOT, type ServerProcess, startServer } from "../helpers/server-process.js";
 import { openDb, type TestDb } from "../helpers/sqlite.js";
 import { within } from "../helpers/within.js";
-import { expectNoStackTraces, type Stack, startStack, threadId, toolMessagesSeen } from "./support.js";
+import { storedTextByTable } from "../helpers/stored-text.js";
+import { call, expectNoStackTraces, type Stack, startStack, threadId, toolMessagesSeen } from "./support.js";
 
 const TOKENS = {
   "tok-alice-0001": { sub: "alice", roles: ["user"] },
@@ -24,21 +27,36 @@ let short: ServerProcess;
 let shortDb: TestDb;
 /** A server that allows each principal two runs a minute. */
 let limited: ServerProcess;
+/** A server whose one graph holds a tool made by a second copy of tollgate's code. */
+let copied: ServerProcess;
 beforeAll(async () => {
   s = await startStack(AUTH);
   short = await startServer({ MODEL: "fake-model", OPENAI_API_KEY: "test-key", OPENAI_BASE_URL: s.model.url, TOLLGATE_TEST_TOOLS: "1", ...AUTH, APPROVAL_TTL_SECONDS: "1", EXPIRY_SWEEP_MS: "50" });
   shortDb = openDb(short.dataDir);
   limited = await startServer({ MODEL: "fake-model", OPENAI_API_KEY: "test-key", OPENAI_BASE_URL: s.model.url, TOLLGATE_TEST_TOOLS: "1", ...AUTH, RATE_LIMIT_RUNS_PER_MINUTE: "2" });
+  copied = await startServer({ TOLLGATE_GRAPHS: path.join(REPO_ROOT, "test/fixtures/second-copy/langgraph.json"), ...AUTH });
 });
 afterAll(async () => {
-  for (const server of [s?.server, short, limited].filter(Boolean)) expectNoStackTraces(server!);
+  for (const server of [s?.server, short, limited, copied].filter(Boolean)) expectNoStackTraces(server!);
   shortDb?.close();
-  await Promise.all([short?.kill(), limited?.kill()]);
+  await Promise.all([short?.kill(), limited?.kill(), copied?.kill()]);
   await s?.stop();
 });
 
 const refunds = (db: TestDb, callId: string) => db.rows<{ amount_cents: number }>("refunds", "call_id = ?", callId);
 const REFUND = { order_id: "A-1001", amount_cents: 500, reason: "late" };
+
+/** A sensitive value that no random id can hold by chance, one per test and face (the server and its log are shared). */
+const ibanFor = (label: string) => `GB29NWBK${label.toUpperCase().replace(/[^A-Z]/g, "")}60161331926819`;
+
+/** What tollgate's own rows hold (checkpoints and the ledger may keep real values; these may not). */
+function ownRowsText(db: TestDb): string {
+  const own = /(^|\.)(run_event_batches|interrupts|audit|webhook_outbox|threads|runs)$/;
+  return [...storedTextByTable(db)].filter(([table]) => own.test(table)).map(([, text]) => text).join("\n");
+}
+
+/** Every row of every table, LangGraph's checkpoints and writes included. */
+const allRowsText = (db: TestDb) => [...storedTextByTable(db).values()].join("\n");
 
 /** The model request at `index`, once it has come (the fake records them in order). */
 async function requestAt(index: number) {
@@ -126,6 +144,69 @@ describe.each(FACES)("through %s's API", (face: FaceName) => {
       expect(text).not.toContain("plum-sparrow"); // not digits: a random id could hold them
     }
     await alice.cancel(id);
+  });
+
+  it("a tool's and a preview's error show the call's sensitive arguments masked, wherever shown or stored", async () => {
+    const id = threadId(`${face}-errmask`);
+    const IBAN = ibanFor(`${face} errmask`);
+    const [read, wire] = [`${face}-e1`, `${face}-e2`];
+    const args = { iban: IBAN, amount_cents: 100 };
+    s.model.push({ toolCalls: [{ id: read, name: "check_iban", args }, { id: wire, name: "wire_transfer", args }] });
+    const asked = await alice.send(id, "pay my rent");
+    expect(asked.ending).toMatchObject({ kind: "interrupt", calls: [{ callId: wire, name: "wire_transfer" }] });
+    // The preview failed quoting the IBAN: the inbox shows its error masked, and so does the
+    // interrupt event (LangGraph's HITL value carries a preview, not a preview's error).
+    if (face === "tollgate") expect(asked.wire).toContain("cannot preview the account ***");
+    const inbox = await call(s.server.url, "GET", "/approvals", undefined, { authorization: "Bearer tok-ops-000001" });
+    expect(inbox.text).toContain("cannot preview the account ***");
+    s.model.push({ text: "The bank refused." });
+    const { ending, wire: resumed } = await ops.decide(id, (asked.ending as { interruptId: string }).interruptId, [{ callId: wire, approved: true }]);
+    expect(ending).toEqual({ kind: "done", text: "The bank refused." });
+    // The read tool's error and the approved tool's, as the stream, the thread and the model show them.
+    const thread = await alice.read(id);
+    for (const text of [asked.wire + resumed, thread]) {
+      expect(text).toContain("no bank knows ***");
+      expect(text).toContain("bank refused transfer to ***");
+    }
+    const seen = toolMessagesSeen(s.model.requests.at(-1)!.body);
+    expect([seen.get(read), seen.get(wire)]).toEqual(["Error: no bank knows ***", "Error: bank refused transfer to ***"]);
+    for (const [where, text] of Object.entries({ stream: asked.wire + resumed, thread, inbox: inbox.text, "tollgate's rows": ownRowsText(s.db), log: s.server.stderr() + s.server.stdout() })) {
+      expect(text, where).not.toContain(IBAN);
+    }
+    // Checkpoints keep the call's real arguments, but no error text quoting them.
+    const stored = allRowsText(s.db);
+    for (const quoted of ["no bank knows ", "bank refused transfer to ", "cannot preview the account "]) expect(stored).not.toContain(quoted + IBAN);
+  });
+
+  it("a tool the server does not know fails closed, its call shown with every argument masked", async () => {
+    const id = threadId(`${face}-unknown`);
+    const IBAN = ibanFor(`${face} unknown`);
+    const unknown = `${face}-u1`;
+    s.model.push({ toolCalls: [{ id: unknown, name: "wire_transfer_v2", args: { iban: IBAN, amount_cents: 100 } }] }, { text: "No such tool." });
+    const { ending, wire } = await alice.send(id, "pay my rent");
+    expect(ending).toEqual({ kind: "done", text: "No such tool." });
+    expect(toolMessagesSeen(s.model.requests.at(-1)!.body).get(unknown)).toContain("Tool 'wire_transfer_v2' not found");
+    const thread = await alice.read(id);
+    for (const [where, text] of Object.entries({ stream: wire, thread })) {
+      expect(text.replaceAll("\\", ""), where).toContain('"iban":"***","amount_cents":"***"');
+      expect(text, where).not.toContain(IBAN);
+    }
+    expect(ownRowsText(s.db), "tollgate's rows").not.toContain(IBAN);
+    expect(s.server.stderr() + s.server.stdout(), "the log").not.toContain(IBAN);
+  });
+
+  it("a tool made by a second copy of tollgate is found: its call waits, masked as it says, and runs once approved", async () => {
+    const [asker, approver] = ["tok-alice-0001", "tok-ops-000001"].map((t) => apiClient(face, copied.url, t)) as [ApiClient, ApiClient];
+    const id = threadId(`${face}-copy`);
+    const cents = face === "tollgate" ? 501 : 502;
+    const { ending } = await asker.send(id, `wire ${cents} to eve`);
+    expect(ending).toMatchObject({ kind: "interrupt", calls: [{ name: "wire_money", args: { to: "***", cents } }] });
+    const { interruptId, calls } = ending as { interruptId: string; calls: Array<{ callId: string }> };
+    const done = await approver.decide(id, interruptId, [{ callId: calls[0]!.callId, approved: true }]);
+    expect(done.ending).toEqual({ kind: "done", text: `sent ${cents} to eve` });
+    const file = path.join(copied.dataDir, "wired-copy.jsonl");
+    const wired = fs.readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { cents: number });
+    expect(wired.filter((w) => w.cents === cents)).toHaveLength(1);
   });
 
   it("one run at a time: a second message while one streams is 409; a cancel aborts the model's request", async () => {

@@ -8,7 +8,8 @@ import { toolContext } from "../tool-context.js";
 
 /**
  * Tools that only tests and benchmarks serve (TOLLGATE_TEST_TOOLS=1): a read-only tool that
- * throws, and an irreversible refund that takes its time, so cancels and crashes can land mid-call.
+ * throws, an irreversible refund that takes its time, so cancels and crashes can land mid-call,
+ * and two tools whose errors quote a sensitive argument.
  * On the demo tables of a SQLite database (`setupDemoTables` made them).
  */
 export function createTestTools(db: Database): TollgateTool[] {
@@ -37,5 +38,32 @@ export function createTestToolsOn(tables: DemoTables): TollgateTool[] {
       schema: z.object({ order_id: z.string(), amount_cents: z.number().int().positive(), delay_ms: z.number().int().min(0) }),
     },
   );
-  return [defineTool(explode, { kind: "read" }), defineTool(slowRefund, { kind: "irreversible" })];
+  return [defineTool(explode, { kind: "read" }), defineTool(slowRefund, { kind: "irreversible" }), ...toolsQuotingIban()];
+}
+
+/**
+ * A read tool and an irreversible one (with a preview) whose errors quote their sensitive `iban`,
+ * as a bank's refusal would: what people see of those errors must not show it.
+ */
+function toolsQuotingIban(): TollgateTool[] {
+  const schema = z.object({ iban: z.string(), amount_cents: z.number().int().positive() });
+  const checkIban = tool(
+    async ({ iban }) => {
+      throw new Error(`no bank knows ${iban}`);
+    },
+    { name: "check_iban", description: "Always fails, quoting its IBAN (test tool).", schema },
+  );
+  const wireTransfer = tool(
+    async ({ iban }) => {
+      throw new Error(`bank refused transfer to ${iban}`);
+    },
+    { name: "wire_transfer", description: "Always refused, quoting its IBAN (test tool).", schema },
+  );
+  const previewFails = (args: Record<string, unknown>) => {
+    throw new Error(`cannot preview the account ${String(args.iban)}`);
+  };
+  return [
+    defineTool(checkIban, { kind: "read", sensitive: ["iban"] }),
+    defineTool(wireTransfer, { kind: "irreversible", sensitive: ["iban"], preview: previewFails }),
+  ];
 }
