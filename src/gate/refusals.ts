@@ -5,11 +5,8 @@ import { AppError } from "../protocol/index.js";
  * and the run engine throw these and never word their own.
  */
 
-/** The reason a rejection carries when the person gave none. */
-export const DEFAULT_REASON = "User denied";
-
-/** What a call of a closed interrupt is told when nobody decided it. */
-export const NO_DECISION = "no decision";
+// The words the model is told are the tool's (it tells them); the gate decides when.
+export { DEFAULT_REASON, NO_DECISION } from "../tools/index.js";
 
 /** Ids from a request are echoed at most this long. */
 export const clip = (s: string): string => (s.length > 200 ? `${s.slice(0, 200)}…` : s);

@@ -5,7 +5,7 @@ export { ABORT_SIGNAL_KEY, callKey, throwIfAborted, toolContext } from "./tool-c
 export type { ToolContext } from "./tool-context.js";
 export { TOOL_GATE_KEY, toolGateOf } from "./tool-gate.js";
 export type { GateDecision, GatedCall, GatePermit, ToolGate } from "./tool-gate.js";
-export { closingOutcomes, outcomeMessage, outcomeOf } from "./outcome-message.js";
+export { closingOutcomes, DEFAULT_REASON, NO_DECISION, outcomeMessage, outcomeOf } from "./outcome-message.js";
 export type { ToolArtifact } from "./outcome-message.js";
 export { MALFORMED_CALL_NAME, ToolRegistry } from "./tool-registry.js";
 export { MASK, maskAll, maskArgs, maskOutput, maskPaths, maskValues, sensitiveValues } from "./mask-args.js";

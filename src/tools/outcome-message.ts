@@ -57,6 +57,12 @@ export function outcomeOf(m: ToolMessage): ToolOutcome {
   return status === "ok" ? { status, output, ...edited } : { status, error: a?.error ?? content, ...edited };
 }
 
+/** The reason a rejection carries when the person gave none. */
+export const DEFAULT_REASON = "User denied";
+
+/** What a call of a closed interrupt is told when nobody decided it. */
+export const NO_DECISION = "no decision";
+
 /** Fixed sentences of the contract. */
 export const closingOutcomes = {
   rejected: (reason: string): ToolOutcome => ({ status: "rejected", error: `Rejected: ${reason}` }),

@@ -2,7 +2,7 @@ import { type Callbacks, parseCallbackConfigArg } from "@langchain/core/callback
 import { StructuredTool, type StructuredToolInterface, type ToolRunnableConfig } from "@langchain/core/tools";
 import type { ApprovalPolicy } from "../protocol/index.js";
 import { maskValues, sensitiveValues } from "./mask-args.js";
-import { closingOutcomes, outcomeMessage } from "./outcome-message.js";
+import { closingOutcomes, DEFAULT_REASON, NO_DECISION, outcomeMessage } from "./outcome-message.js";
 import { callOwnCode, innerConfig, runInner, untilAborted } from "./run-tool-call.js";
 import type { ToolOutcome } from "./tool-outcome.js";
 import { PREVIEW_KEY, toolContext } from "./tool-context.js";
@@ -174,8 +174,8 @@ export class TollgateTool extends StructuredTool {
       // A person's own rejection of this very call (a graph's middleware may still call the tool):
       // answered with their reason, as the kit's gate answers it.
       const d = id ? gate?.decision(id) : undefined;
-      if (d && !d.approved && d.name === this.name) return answer(call, id, closingOutcomes.rejected(d.reason ?? "User denied"));
-      if (id && !d && gate?.covers(id)) return answer(call, id, closingOutcomes.rejected("no decision"));
+      if (d && !d.approved && d.name === this.name) return answer(call, id, closingOutcomes.rejected(d.reason ?? DEFAULT_REASON));
+      if (id && !d && gate?.covers(id)) return answer(call, id, closingOutcomes.rejected(NO_DECISION));
       gate?.refused({ id: call.id, name: this.name });
       return answer(call, id, closingOutcomes.noApproval());
     }

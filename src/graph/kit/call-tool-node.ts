@@ -14,7 +14,7 @@ import {
   type ToolOutcome,
   type ToolRegistry,
 } from "../../tools/index.js";
-import { readDecisions } from "../../gate/index.js";
+import { DEFAULT_REASON, NO_DECISION, readDecisions } from "../../gate/index.js";
 import type { MessagesState } from "../graph-state.js";
 import { RunGate } from "../run-gate.js";
 import { unansweredCalls } from "../tool-messages.js";
@@ -122,8 +122,8 @@ export function createCallToolNode(registry: ToolRegistry, ledger: ExecutionLedg
 
 /** Why a pending call does not run, before its tool is even called. */
 function refusalFor(call: ToolCall, d: GateDecision | undefined): ToolOutcome | undefined {
-  if (!d) return closingOutcomes.rejected("no decision");
-  if (!d.approved) return closingOutcomes.rejected(d.reason ?? "User denied");
+  if (!d) return closingOutcomes.rejected(NO_DECISION);
+  if (!d.approved) return closingOutcomes.rejected(d.reason ?? DEFAULT_REASON);
   if (d.args_hash !== undefined && d.args_hash !== hashArgs(call.args)) {
     return { status: "error", error: "arguments differ from the approved call; not executed" };
   }
