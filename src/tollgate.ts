@@ -142,7 +142,7 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
     metrics,
   });
   metrics.watch({
-    activeRuns: () => ctx.active.size,
+    activeRuns: () => ctx.inFlight.active.size,
     // From the store, not counted here: right across restarts and replicas.
     // Bounded: a database that does not answer must not hold the whole scrape (the gauge then
     // keeps its last value).
@@ -153,7 +153,7 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
   const recovered = await leases.start();
   if (recovered) log.warn(`closed ${recovered} run(s) left in flight by a process that is gone`);
   const { limits } = config;
-  const runs = new RunService(ctx, new RunAdmission(limits.runsPerMinute, limits.maxConcurrentRuns, () => ctx.active.size, () => clock.now()));
+  const runs = new RunService(ctx, new RunAdmission(limits.runsPerMinute, limits.maxConcurrentRuns, () => ctx.inFlight.active.size, () => clock.now()));
   const expiry = new ExpiryCloser(ctx, config.expirySweepMs);
   expiry.start();
   // Approval webhooks only when configured: without a URL nothing is enqueued or sent.

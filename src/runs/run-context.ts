@@ -1,14 +1,15 @@
 import type { Access } from "../auth/index.js";
+
+export type { ActiveRun, StartingRun } from "./live-runs.js";
 import type { Clock } from "../clock.js";
 import type { Logger } from "../logger.js";
 import type { Metrics, Redactor, SecretScrubber } from "../ops/index.js";
 import type { Store } from "../store/index.js";
 import type { ToolRegistry } from "../tools/index.js";
-import type { GraphCatalog, RunGate, ServedGraph } from "../graph/index.js";
-import type { EventPersister } from "./event-persister.js";
-import type { RunLog } from "./run-log.js";
-import type { Orphan } from "./orphan.js";
-import type { FrameRequest } from "./graph-frames.js";
+import type { GraphCatalog } from "../graph/index.js";
+import type { EventPersister } from "./stream/event-persister.js";
+import type { ActiveRun, LiveRuns } from "./live-runs.js";
+import type { Orphan } from "./recovery/orphan.js";
 
 export interface RunSettings {
   approvalTtlMs: number;
@@ -18,41 +19,6 @@ export interface RunSettings {
   eventRetentionRuns: number;
   /** Approval webhooks configured: each interrupt change enqueues one in its own transaction. */
   webhooks?: boolean;
-}
-
-/** A run in flight: owns the thread until it ends. */
-export interface ActiveRun {
-  runId: string;
-  threadId: string;
-  /** The thread's graph. */
-  graph: ServedGraph;
-  /** The approvals this run carries; closed when it ends. */
-  gate: RunGate;
-  log: RunLog;
-  controller: AbortController;
-  /** Settles when the run has ended and released the thread; never rejects. */
-  done: Promise<void>;
-  onDisconnect: "cancel" | "continue";
-  /** How it ended, once it has. */
-  outcome?: string;
-  /** Who started it: the sender of its message, or who decided the interrupt it resumes (logs name them). */
-  principal: string;
-  /** Who sent the message this run continues: an interrupt it opens is theirs to not approve (four eyes). */
-  requester: string;
-  /** For a resume: its interrupt and the calls it approved (a failed write must not use them up). */
-  resume?: { interruptId: string; approved: string[] };
-  /** What of its graph's own stream it records beside its events, when a client asked. */
-  frames?: FrameRequest;
-  /** The earlier checkpoint it starts from (a fork); absent: the thread's head. */
-  from?: string;
-}
-
-/** A run whose claim is on its way to the database. */
-export interface StartingRun {
-  threadId: string;
-  controller: AbortController;
-  /** The run once launched; undefined when its claim was refused. */
-  started: Promise<ActiveRun | undefined>;
 }
 
 export interface RunContextOptions {
@@ -92,14 +58,8 @@ export interface ThreadSettler {
  * by `createRunContext`; every module of the runs layer takes it as a parameter.
  */
 export interface RunContext {
-  /** By thread: at most one per thread, enforced by the SQL claim. */
-  readonly active: Map<string, ActiveRun>;
-  /** By run id: runs whose claim is being written (see `RunService.begin`). */
-  readonly starting: Map<string, StartingRun>;
-  /** Holder ids of interrupt closers at work in this process. */
-  readonly closing: Set<string>;
-  /** By run id: live logs that listeners can follow. */
-  readonly live: Map<string, RunLog>;
+  /** This process's runs in flight: the machinery's only mutable state, apart from what it uses. */
+  readonly inFlight: LiveRuns;
   readonly persister: EventPersister;
   readonly settler: ThreadSettler;
   /** Masks sensitive fields and scrubs secrets from every event and view that leaves. */

@@ -1,8 +1,9 @@
 import { systemClock } from "../clock.js";
 import { createSecretScrubber, Metrics, Redactor } from "../ops/index.js";
-import { EventPersister } from "./event-persister.js";
+import { LiveRuns } from "./live-runs.js";
+import { EventPersister } from "./stream/event-persister.js";
 import type { RunContext, RunContextOptions, ThreadSettler } from "./run-context.js";
-import { Settler } from "./settler.js";
+import { Settler } from "./recovery/settler.js";
 
 /**
  * The run machinery's shared context (see `RunContext`): the dependencies given, the maps of this
@@ -13,10 +14,7 @@ export function createRunContext(o: RunContextOptions): RunContext {
   const { log } = o;
   const metrics = o.metrics ?? new Metrics();
   const ctx: Omit<RunContext, "settler"> & { settler?: ThreadSettler } = {
-    active: new Map(),
-    starting: new Map(),
-    closing: new Set(),
-    live: new Map(),
+    inFlight: new LiveRuns(),
     persister: new EventPersister(o.store.runs, (err, queued) =>
       log.warn("run event log write refused; kept for a retry", { queued, message: err instanceof Error ? err.message : String(err) }),
     ),

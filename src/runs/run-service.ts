@@ -2,23 +2,23 @@ import { randomUUID } from "node:crypto";
 import { AppError, CANCEL_REASONS, threadNotFound, type CancelReason } from "../protocol/index.js";
 import type { Principal } from "../auth/index.js";
 import { isStorageFault, type LoggedEvent, type ThreadRow, type ThreadStatus } from "../store/index.js";
-import { storageUnavailable } from "./storage-errors.js";
-import { claimRefusal } from "./claim-refusal.js";
-import { NO_EDITS, prepareEdits, type PreparedEdits } from "./edit-check.js";
-import { RunAdmission } from "./run-admission.js";
-import { closeInterrupt } from "./interrupt-closer.js";
+import { storageUnavailable } from "./finish/storage-errors.js";
+import { claimRefusal } from "./start/claim-refusal.js";
+import { NO_EDITS, prepareEdits, type PreparedEdits } from "./start/edit-check.js";
+import { RunAdmission } from "./start/run-admission.js";
+import { closeInterrupt } from "./finish/interrupt-closer.js";
 import { RunCancelled } from "./run-abort.js";
 import type { ActiveRun, RunContext } from "./run-context.js";
-import { executeRun } from "./run-executor.js";
+import { executeRun } from "./start/run-executor.js";
 import { encodeRunInput, inputMessage, resumeInput, RunGate, type RunInput, type RunInputValue, type ServedGraph } from "../graph/index.js";
 import type { GateDecision } from "../tools/index.js";
-import { RunLog } from "./run-log.js";
-import { forkPoint, refuseForkBeforeApprovals } from "./fork-check.js";
-import type { FrameRequest, GraphFrame } from "./graph-frames.js";
-import { openGate, ProgressConflict, type ResumeRequest, type WaitingGate } from "./resume-gate.js";
-import { reportDecision } from "./report-decision.js";
-import { cancelRemoteRun, followStoredRun } from "./remote-run.js";
-import { seeThread } from "./thread-access.js";
+import { RunLog } from "./stream/run-log.js";
+import { forkPoint, refuseForkBeforeApprovals } from "./start/fork-check.js";
+import type { FrameRequest, GraphFrame } from "./stream/graph-frames.js";
+import { openGate, ProgressConflict, type ResumeRequest, type WaitingGate } from "./decide/resume-gate.js";
+import { reportDecision } from "./decide/report-decision.js";
+import { cancelRemoteRun, followStoredRun } from "./stream/remote-run.js";
+import { seeThread } from "./threads/thread-access.js";
 
 /** Calls a run never reached, when its claim's commit may have gone in unseen. */
 const CLAIM_LOST = { status: "error", error: "not executed: the run could not start" } as const;
@@ -201,13 +201,13 @@ export class RunService {
     }
     let cancelled = false;
     // Runs whose claim is still on its way to the database: each ends `cancelled` as it begins.
-    const starting = [...this.ctx.starting.values()].filter((s) => s.threadId === threadId);
+    const starting = [...this.ctx.inFlight.starting.values()].filter((s) => s.threadId === threadId);
     for (const s of starting) s.controller.abort(new RunCancelled(reason));
     for (const s of starting) {
       const started = await s.started;
       if (started) cancelled = (await this.stopLocal(started, reason)) || cancelled;
     }
-    const run = this.ctx.active.get(threadId);
+    const run = this.ctx.inFlight.active.get(threadId);
     if (run) cancelled = (await this.stopLocal(run, reason)) || cancelled;
     // Read again after any local run ended: one that was committing its end as the cancel came
     // may have opened an interrupt, which the cancel still closes.
@@ -218,10 +218,10 @@ export class RunService {
       // Lost to a resume that began meanwhile (maybe on another replica): that run is the one to stop.
       if (!closed) thread = (await this.ctx.store.threads.get(threadId)) ?? thread;
     }
-    if (thread.status === "running" && !this.ctx.active.has(threadId)) cancelled = (await this.stopHeld(thread, reason)) || cancelled;
+    if (thread.status === "running" && !this.ctx.inFlight.active.has(threadId)) cancelled = (await this.stopHeld(thread, reason)) || cancelled;
     const status = (await this.ctx.store.threads.get(threadId))!.status;
     // The run stopped, but the database has not taken its end yet: say so, so the caller retries.
-    if (status === "running" && !this.ctx.active.has(threadId) && this.ctx.settler.holds(threadId)) throw storageUnavailable();
+    if (status === "running" && !this.ctx.inFlight.active.has(threadId) && this.ctx.settler.holds(threadId)) throw storageUnavailable();
     return { thread_id: threadId, cancelled, status };
   }
 
@@ -249,13 +249,13 @@ export class RunService {
   /** A cancel another replica relayed: stops the run if it is this process's. */
   private onRemoteCancel(runId: string, reason: string): void {
     const why = new RunCancelled((CANCEL_REASONS as readonly string[]).includes(reason) ? (reason as CancelReason) : "api");
-    this.ctx.starting.get(runId)?.controller.abort(why);
-    for (const run of this.ctx.active.values()) if (run.runId === runId) run.controller.abort(why);
+    this.ctx.inFlight.starting.get(runId)?.controller.abort(why);
+    for (const run of this.ctx.inFlight.active.values()) if (run.runId === runId) run.controller.abort(why);
   }
 
   /** The client of a stream went away: cancel if the run asked for that. */
   clientGone(run: ActiveRun): void {
-    if (run.onDisconnect === "cancel" && this.ctx.active.get(run.threadId) === run) {
+    if (run.onDisconnect === "cancel" && this.ctx.inFlight.active.get(run.threadId) === run) {
       run.controller.abort(new RunCancelled("client"));
     }
   }
@@ -263,7 +263,7 @@ export class RunService {
   /** Event batches of a run after `afterSeq`: live ones as they come, or the stored log of a finished run. */
   events(runId: string, afterSeq: number, signal?: AbortSignal): AsyncGenerator<LoggedEvent[]> {
     // The follower itself, not a generator around it: a wrapper's `yield*` costs promises per batch.
-    const live = this.ctx.live.get(runId);
+    const live = this.ctx.inFlight.logs.get(runId);
     return live ? live.follow(afterSeq, signal) : followStoredRun(this.ctx.store, runId, afterSeq, signal);
   }
 
@@ -272,13 +272,13 @@ export class RunService {
    * `FrameRequest`), while the run is live in this process; otherwise its stored events alone.
    */
   eventsWithFrames(runId: string, signal?: AbortSignal): AsyncGenerator<Array<LoggedEvent | GraphFrame>> {
-    const live = this.ctx.live.get(runId);
+    const live = this.ctx.inFlight.logs.get(runId);
     return live ? live.followWithFrames(signal) : followStoredRun(this.ctx.store, runId, -1, signal);
   }
 
   /** Whether a stream after `afterSeq` has anything to send: false once the terminal event is behind it. */
   async hasEventsAfter(runId: string, afterSeq: number): Promise<boolean> {
-    const live = this.ctx.live.get(runId);
+    const live = this.ctx.inFlight.logs.get(runId);
     if (live) return live.hasEventsAfter(afterSeq);
     const { runs } = this.ctx.store;
     // The row before the log (see `followStoredRun`): an end committed in between is not missed.
@@ -298,10 +298,10 @@ export class RunService {
     this.closing = true;
     this.unsubscribe();
     const shutdown = new RunCancelled("shutdown");
-    const starting = [...this.ctx.starting.values()];
+    const starting = [...this.ctx.inFlight.starting.values()];
     for (const s of starting) s.controller.abort(shutdown);
     const launched = (await Promise.all(starting.map((s) => s.started))).filter((r) => r !== undefined);
-    const runs = [...new Set([...launched, ...this.ctx.active.values()])];
+    const runs = [...new Set([...launched, ...this.ctx.inFlight.active.values()])];
     for (const r of runs) r.controller.abort(shutdown);
     await Promise.all(runs.map((r) => r.done));
     await this.ctx.persister.flush();
@@ -326,7 +326,7 @@ export class RunService {
   ): Promise<R> {
     const controller = new AbortController();
     let started!: (run: ActiveRun | undefined) => void;
-    this.ctx.starting.set(runId, { threadId, controller, started: new Promise((resolve) => (started = resolve)) });
+    this.ctx.inFlight.starting.set(runId, { threadId, controller, started: new Promise((resolve) => (started = resolve)) });
     let run: ActiveRun | undefined;
     try {
       const launched = launch(await claim(), controller);
@@ -338,7 +338,7 @@ export class RunService {
       if (isStorageFault(err)) void this.ctx.settler.adopt({ threadId, holderId: runId, fallback: CLAIM_LOST, reopen });
       throw err;
     } finally {
-      this.ctx.starting.delete(runId);
+      this.ctx.inFlight.starting.delete(runId);
       started(run);
     }
   }
@@ -370,8 +370,8 @@ export class RunService {
       frames: l.frames,
       from: l.from,
     };
-    this.ctx.active.set(threadId, run);
-    this.ctx.live.set(runId, log);
+    this.ctx.inFlight.active.set(threadId, run);
+    this.ctx.inFlight.logs.set(runId, log);
     run.done = executeRun(this.ctx, run, l.input);
     return run;
   }

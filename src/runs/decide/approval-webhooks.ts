@@ -1,0 +1,33 @@
+import { approvalWebhookBody, type ApprovalWebhook } from "../../ops/index.js";
+import type { InterruptProgress, NewInterrupt, StoreOps } from "../../store/index.js";
+import { interruptPayload } from "./interrupt-payload.js";
+import type { RunContext } from "../run-context.js";
+
+/**
+ * Enqueues the approval webhook for a change of `record`, inside the transaction `tx` that makes
+ * the change: it is sent if and only if the change commits. Nothing when no webhook is configured.
+ * The calls are masked and scrubbed as `GET /threads/:id` shows them.
+ */
+export async function enqueueApprovalWebhook(
+  ctx: RunContext,
+  tx: StoreOps,
+  record: NewInterrupt & { progress?: InterruptProgress },
+  type: ApprovalWebhook["type"],
+  at: number,
+  extra: Pick<ApprovalWebhook, "decided_by" | "decisions" | "waiting_on" | "partial"> = {},
+): Promise<void> {
+  if (!ctx.settings.webhooks) return;
+  const thread = await tx.threads.get(record.thread_id);
+  const shown = ctx.redactor.interrupt(interruptPayload(record));
+  const body = approvalWebhookBody({
+    type,
+    thread_id: record.thread_id,
+    interrupt_id: record.interrupt_id,
+    calls: shown.calls,
+    expires_at: shown.expires_at,
+    requested_by: thread?.owner ?? record.requester ?? "",
+    ...extra,
+    at: new Date(at).toISOString(),
+  });
+  await tx.webhooks.enqueue(record.thread_id, body, at);
+}

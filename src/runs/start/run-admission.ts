@@ -1,0 +1,44 @@
+import { AppError } from "../../protocol/index.js";
+
+/**
+ * Who may start a run now: at most `maxConcurrent` in flight in this process (`503 overloaded`),
+ * and per principal a token bucket of `perMinute` runs and resumes (`429 rate_limited`), so one
+ * client cannot fill the disk or starve the others. Asked only after authentication, validation,
+ * 404 and 403, so refused requests do not use up anyone's budget.
+ */
+export class RunAdmission {
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  private readonly perMs: number;
+
+  constructor(
+    private readonly perMinute: number,
+    private readonly maxConcurrent: number,
+    private readonly inFlight: () => number,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.perMs = perMinute / 60_000;
+  }
+
+  /** Takes one run from `sub`'s budget, or throws `overloaded` / `rate_limited` with a retry time. */
+  admit(sub: string): void {
+    if (this.inFlight() >= this.maxConcurrent) {
+      throw new AppError("overloaded", `${this.maxConcurrent} runs are in flight; try again shortly`, 1);
+    }
+    if (this.perMinute <= 0) return;
+    const now = this.now();
+    const b = this.buckets.get(sub) ?? { tokens: this.perMinute, at: now };
+    b.tokens = Math.min(this.perMinute, b.tokens + (now - b.at) * this.perMs);
+    b.at = now;
+    if (b.tokens < 1) {
+      this.buckets.set(sub, b);
+      const wait = Math.ceil((1 - b.tokens) / this.perMs / 1000);
+      throw new AppError("rate_limited", `More than ${this.perMinute} runs a minute; try again in ${wait} s`, wait);
+    }
+    b.tokens -= 1;
+    this.buckets.set(sub, b);
+    // A bucket that has refilled carries no information: drop those so the map does not grow with every principal.
+    if (this.buckets.size > 10_000) {
+      for (const [k, v] of this.buckets) if (v.tokens + (now - v.at) * this.perMs >= this.perMinute) this.buckets.delete(k);
+    }
+  }
+}

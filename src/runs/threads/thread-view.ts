@@ -1,0 +1,83 @@
+import type { BaseMessage } from "@langchain/core/messages";
+import { holdsInput, inputMessage, pausedMessages, runInputOf } from "../../graph/index.js";
+import { AppError, type InterruptPayload, threadNotFound, type ThreadMessage, type ThreadView } from "../../protocol/index.js";
+import { toWire } from "../stream/wire-message.js";
+import type { ThreadRow } from "../../store/index.js";
+import { interruptPayload } from "../decide/interrupt-payload.js";
+import type { RunContext } from "../run-context.js";
+
+/** A thread as both APIs show it: its row, its messages (masked, with their ids), its open interrupt. */
+export interface ThreadSnapshot {
+  row: ThreadRow;
+  messages: Array<ThreadMessage & { id: string | undefined }>;
+  pending: InterruptPayload | null;
+  /** The checkpoint the messages come from; undefined before the thread's first. */
+  checkpoint: { id: string; parentId: string | undefined; createdAt: string | undefined } | undefined;
+}
+
+/** `GET /threads/:id`: status from the thread record, messages from the checkpoint, never from memory. */
+export async function readThreadView(ctx: RunContext, threadId: string): Promise<ThreadView> {
+  const { row: t, messages, pending } = await readThreadSnapshot(ctx, threadId);
+  return {
+    thread_id: t.thread_id,
+    graph_id: t.graph_id,
+    status: t.status,
+    last_outcome: t.last_outcome,
+    owner: t.owner,
+    messages: messages.map(({ id: _id, ...m }) => m),
+    pending,
+  };
+}
+
+/** The thread's row, checkpointed messages and open interrupt, masked and scrubbed on their way out. */
+export async function readThreadSnapshot(ctx: RunContext, threadId: string): Promise<ThreadSnapshot> {
+  const t = await ctx.store.threads.get(threadId);
+  if (!t) throw threadNotFound(threadId);
+  const state = await ctx.graphs.forThread(t.graph_id).graph.getState({ configurable: { thread_id: threadId } }, { subgraphs: true });
+  // With a subgraph's messages while the graph waits in it: the calls it waits on, what ran before them.
+  const stored = pausedMessages(state).all;
+  // A run in flight has its checkpoint saved only at its end: its user message is in its run row.
+  const input = t.status === "running" && t.latest_run_id ? runInputOf(await ctx.store.runs.get(t.latest_run_id)) : undefined;
+  const history = input && !holdsInput(stored, input) ? [...stored, inputMessage(input)] : stored;
+  // Real values in the checkpoint; masked and scrubbed on their way out.
+  const messages = shownMessages(ctx, history);
+  const open = t.status === "waiting_human" && t.open_interrupt_id ? await ctx.store.interrupts.get(t.open_interrupt_id) : undefined;
+  const configurable = state.config?.configurable as { checkpoint_id?: string } | undefined;
+  const parent = state.parentConfig?.configurable as { checkpoint_id?: string } | undefined;
+  return {
+    row: t,
+    messages,
+    pending: open ? ctx.redactor.interrupt(interruptPayload(open)) : null,
+    checkpoint: configurable?.checkpoint_id ? { id: configurable.checkpoint_id, parentId: parent?.checkpoint_id, createdAt: state.createdAt } : undefined,
+  };
+}
+
+/** An earlier state of a thread: its messages (masked, with their ids), its checkpoint, what would run next. */
+export interface PastState {
+  messages: ThreadSnapshot["messages"];
+  checkpoint: NonNullable<ThreadSnapshot["checkpoint"]>;
+  next: string[];
+}
+
+/** The thread's checkpoints before `before` (a checkpoint id), newest first, masked like its head. */
+export async function readThreadHistory(ctx: RunContext, t: ThreadRow, o: { limit: number; before: string }): Promise<PastState[]> {
+  const graph = ctx.graphs.forThread(t.graph_id).graph;
+  const past: PastState[] = [];
+  const before = { configurable: { thread_id: t.thread_id, checkpoint_ns: "", checkpoint_id: o.before } };
+  for await (const state of graph.getStateHistory({ configurable: { thread_id: t.thread_id, checkpoint_ns: "" } }, { limit: o.limit, before })) {
+    const id = (state.config?.configurable as { checkpoint_id?: string } | undefined)?.checkpoint_id;
+    if (!id) continue;
+    const parent = (state.parentConfig?.configurable as { checkpoint_id?: string } | undefined)?.checkpoint_id;
+    past.push({
+      messages: shownMessages(ctx, pausedMessages(state).all),
+      checkpoint: { id, parentId: parent, createdAt: state.createdAt },
+      next: [...state.next],
+    });
+  }
+  return past;
+}
+
+/** Checkpointed messages as people see them: masked and scrubbed, each with its id. */
+function shownMessages(ctx: RunContext, messages: readonly BaseMessage[]): ThreadSnapshot["messages"] {
+  return messages.flatMap((m) => toWire(m).map((w) => ({ ...ctx.redactor.message(w), id: m.id })));
+}
