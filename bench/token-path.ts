@@ -12,7 +12,7 @@ import { HumanMessage } from "@langchain/core/messages";
 import { FakeListChatModel } from "@langchain/core/utils/testing";
 import { MemorySaver } from "@langchain/langgraph";
 import { compileAgentGraph } from "../graphs/agent.js";
-import { adaptGraphStream, customWriter, type GraphChunk } from "../src/runs/adapter.js";
+import { adaptGraphStream, customWriter, type GraphChunk } from "../src/runs/start/adapter.js";
 import { skipIdleRunTrees } from "../src/ops/index.js";
 import { ToolRegistry } from "../src/tools/index.js";
 

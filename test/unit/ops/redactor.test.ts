@@ -6,8 +6,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createSecretScrubber, Redactor } from "../../../src/ops/index.js";
 import type { EventBody, ThreadMessage } from "../../../src/protocol/index.js";
-import { EventPersister } from "../../../src/runs/event-persister.js";
-import { RunLog } from "../../../src/runs/run-log.js";
+import { EventPersister } from "../../../src/runs/stream/event-persister.js";
+import { RunLog } from "../../../src/runs/stream/run-log.js";
 import { openSqliteStore, type Store } from "../../../src/store/index.js";
 import { defineTool, ToolRegistry } from "../../../src/tools/index.js";
 
