@@ -53,7 +53,7 @@ export async function serveTollgate(
   };
   const listener = getRequestListener(tollgate.app.fetch, { hostname: config.host, errorHandler: adapterErrorResponse });
   const server = createServer(serverOptions, listener);
-  capConnections(server, maxConnections, log);
+  capConnections(server, { max: maxConnections, log });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(config.port, config.host, () => {

@@ -153,7 +153,7 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
   const recovered = await leases.start();
   if (recovered) log.warn(`closed ${recovered} run(s) left in flight by a process that is gone`);
   const { limits } = config;
-  const runs = new RunService(ctx, new RunAdmission(limits.runsPerMinute, limits.maxConcurrentRuns, () => ctx.inFlight.active.size, () => clock.now()));
+  const runs = new RunService(ctx, new RunAdmission({ perMinute: limits.runsPerMinute, maxConcurrent: limits.maxConcurrentRuns, inFlight: () => ctx.inFlight.active.size, now: () => clock.now() }));
   const expiry = new ExpiryCloser(ctx, config.expirySweepMs);
   expiry.start();
   // Approval webhooks only when configured: without a URL nothing is enqueued or sent.

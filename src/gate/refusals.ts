@@ -36,13 +36,12 @@ export const refusals = {
    * An approval or edit that names no version, or another one, of a call edited since: it would
    * ride on what its approver never saw. `shown` is the call as it now stands (masked).
    */
-  callChanged: (callId: string, version: number, named: number | undefined, shown: unknown) =>
+  callChanged: ({ callId, version, named, shown }: { callId: string; version: number; named: number | undefined; shown: unknown }) =>
     new AppError(
       "call_changed",
       named === undefined
         ? `Call ${clip(callId)} was edited since it was asked (now version ${version}): look at it again, and name the version you approve`
         : `Call ${clip(callId)} is at version ${version}, not ${named}: look at it again`,
-      undefined,
-      shown,
+      { call: shown },
     ),
 } as const;

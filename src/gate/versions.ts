@@ -13,7 +13,7 @@ export function checkVersions(decisions: readonly Decision[], calls: ReadonlyMap
     const call = calls.get(d.call_id);
     if (!call || !d.approved) continue;
     if (d.version === undefined ? call.version > 1 : d.version !== call.version) {
-      throw refusals.callChanged(d.call_id, call.version, d.version, show(call));
+      throw refusals.callChanged({ callId: d.call_id, version: call.version, named: d.version, shown: show(call) });
     }
   }
 }

@@ -53,16 +53,20 @@ export function isErrorCode(code: unknown): code is ErrorCode {
 
 /** A failure with a code from the contract; `message` is safe to show to clients. */
 export class AppError extends Error {
+  /** For 429 and 503: when a retry may succeed, sent as `Retry-After`. */
+  readonly retryAfterSeconds?: number;
+  /** For `call_changed`: the call as it now stands (masked, as `interrupt.calls[]` shows it). */
+  readonly call?: unknown;
+
   constructor(
     readonly code: ErrorCode,
     message: string,
-    /** For 429 and 503: when a retry may succeed, sent as `Retry-After`. */
-    readonly retryAfterSeconds?: number,
-    /** For `call_changed`: the call as it now stands (masked, as `interrupt.calls[]` shows it). */
-    readonly call?: unknown,
+    o: { retryAfterSeconds?: number; call?: unknown } = {},
   ) {
     super(message);
     this.name = "AppError";
+    this.retryAfterSeconds = o.retryAfterSeconds;
+    this.call = o.call;
   }
 }
 

@@ -75,7 +75,7 @@ export class RunService {
   /** `admission`: the run-rate and concurrency limits (none when not given). */
   constructor(
     private readonly ctx: RunContext,
-    private readonly admission: RunAdmission = new RunAdmission(0, Number.POSITIVE_INFINITY, () => 0),
+    private readonly admission: RunAdmission = new RunAdmission({ perMinute: 0, maxConcurrent: Number.POSITIVE_INFINITY, inFlight: () => 0 }),
   ) {
     this.unsubscribe = ctx.store.bus.subscribe("cancel", (runId, reason) => this.onRemoteCancel(runId, reason));
   }

@@ -14,7 +14,8 @@ const LOG_EVERY_MS = 10_000;
  * arriving) is closed to make room; a stream being answered is never cut. Only when every
  * connection is such a stream is the newcomer refused.
  */
-export function capConnections(server: Server, max: number, log: Logger, clock: Clock = systemClock): void {
+export function capConnections(server: Server, o: { max: number; log: Logger; clock?: Clock }): void {
+  const { max, log, clock = systemClock } = o;
   // Insertion order = age, so the first evictable one found is the oldest.
   const open = new Set<Socket>();
   const answering = new WeakMap<Socket, number>();

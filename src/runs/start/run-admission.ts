@@ -9,20 +9,27 @@ import { AppError } from "../../protocol/index.js";
 export class RunAdmission {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
   private readonly perMs: number;
+  private readonly perMinute: number;
+  private readonly maxConcurrent: number;
+  private readonly inFlight: () => number;
+  private readonly now: () => number;
 
-  constructor(
-    private readonly perMinute: number,
-    private readonly maxConcurrent: number,
-    private readonly inFlight: () => number,
-    private readonly now: () => number = Date.now,
-  ) {
-    this.perMs = perMinute / 60_000;
+  constructor(o: {
+    /** Runs and resumes per principal per minute; 0: no limit. */
+    perMinute: number;
+    maxConcurrent: number;
+    /** How many runs are in flight in this process now. */
+    inFlight: () => number;
+    now?: () => number;
+  }) {
+    ({ perMinute: this.perMinute, maxConcurrent: this.maxConcurrent, inFlight: this.inFlight, now: this.now = Date.now } = o);
+    this.perMs = this.perMinute / 60_000;
   }
 
   /** Takes one run from `sub`'s budget, or throws `overloaded` / `rate_limited` with a retry time. */
   admit(sub: string): void {
     if (this.inFlight() >= this.maxConcurrent) {
-      throw new AppError("overloaded", `${this.maxConcurrent} runs are in flight; try again shortly`, 1);
+      throw new AppError("overloaded", `${this.maxConcurrent} runs are in flight; try again shortly`, { retryAfterSeconds: 1 });
     }
     if (this.perMinute <= 0) return;
     const now = this.now();
@@ -32,7 +39,7 @@ export class RunAdmission {
     if (b.tokens < 1) {
       this.buckets.set(sub, b);
       const wait = Math.ceil((1 - b.tokens) / this.perMs / 1000);
-      throw new AppError("rate_limited", `More than ${this.perMinute} runs a minute; try again in ${wait} s`, wait);
+      throw new AppError("rate_limited", `More than ${this.perMinute} runs a minute; try again in ${wait} s`, { retryAfterSeconds: wait });
     }
     b.tokens -= 1;
     this.buckets.set(sub, b);
