@@ -20,7 +20,7 @@ import { FakeListChatModel } from "@langchain/core/utils/testing";
 import { ANONYMOUS } from "../src/auth/index.js";
 import { loadConfig } from "../src/config.js";
 import { silentLogger } from "../src/logger.js";
-import { createTollgate } from "../src/tollgate.js";
+import { createTollgate } from "../src/index.js";
 import { REPO_ROOT } from "./processes.js";
 
 const arg = (name: string, def: string) => {

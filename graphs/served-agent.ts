@@ -1,7 +1,8 @@
-import type { ServedGraph } from "../src/graph/index.js";
-import { TOOLS_NODE } from "../src/graph/index.js";
+import type { AgentFactory, ServedGraph } from "../src/graph/index.js";
+import { servedGraph, TOOLS_NODE } from "../src/graph/index.js";
 import type { ToolRegistry } from "../src/tools/index.js";
-import type { AgentGraph } from "./agent.js";
+import { type AgentGraph, compileAgentGraph } from "./agent.js";
+import { compileAgentVariant } from "./agent-variants.js";
 
 /** The built-in agent's id; a request that names no graph gets it when it is served. */
 export const AGENT_GRAPH_ID = "agent";
@@ -23,3 +24,15 @@ export function servedAgent(graph: AgentGraph, registry: ToolRegistry): ServedGr
     closeWrite: (messages) => ({ values: { messages, closed: true }, asNode: TOOLS_NODE, clear: false }),
   };
 }
+
+/** The built-in agent on the server's model, tools and checkpointer: what `tollgate` serves by default. */
+export const builtInAgent: AgentFactory = ({ checkpointer, registry, ...opts }) => servedAgent(compileAgentGraph(opts, checkpointer), registry);
+
+/**
+ * The built-in agent shaped as teams shape their graphs (see `compileAgentVariant`), served as a
+ * team's graph is: for the suites that hold every guarantee for any graph.
+ */
+export const agentVariant =
+  (variant: "kit" | "nested"): AgentFactory =>
+  ({ checkpointer, registry, ...opts }) =>
+    servedGraph({ id: AGENT_GRAPH_ID, graph: compileAgentVariant(variant, opts, checkpointer), registry });

@@ -109,14 +109,6 @@ const envSchema = z.object({
   WEBHOOK_RETENTION_HOURS: z.coerce.number().int().min(1).max(876_000).default(168),
   /** Lines below this level are not logged. */
   LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
-  /** Test-only extra tools (slow/throwing); never set in production. */
-  TOLLGATE_TEST_TOOLS: z.enum(["0", "1"]).default("0"),
-  /**
-   * Test-only: the demo agent as the engine serves a team's graph (`kit`: built with the kit,
-   * pausing itself with `interrupt()`; `nested`: that graph inside a parent graph's node), so
-   * every suite runs over both paths. Never set in production.
-   */
-  TOLLGATE_TEST_GRAPH: z.enum(["builtin", "kit", "nested"]).default("builtin"),
   /** A langgraph.json-format file of the graphs to serve (`tollgate --graphs <file>`); unset = the built-in agent. */
   TOLLGATE_GRAPHS: z.string().min(1).optional(),
   /** Where traces go and as whom, when tracing is on (LangChain's names; `LANGCHAIN_*` aliases too). */
@@ -147,9 +139,6 @@ export interface Config {
   demoTokenDelayMs: number;
   eventRetentionRuns: number;
   expirySweepMs: number;
-  testTools: boolean;
-  /** Test-only: how the demo agent is served (see TOLLGATE_TEST_GRAPH). */
-  testGraph: "builtin" | "kit" | "nested";
   /** The graphs file to serve (`--graphs`, TOLLGATE_GRAPHS); undefined = the built-in agent. */
   graphsFile: string | undefined;
   /** Approval webhooks; undefined when APPROVAL_WEBHOOK_URL is unset. */
@@ -296,8 +285,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     demoTokenDelayMs: e.DEMO_TOKEN_DELAY_MS,
     eventRetentionRuns: e.EVENT_RETENTION_RUNS,
     expirySweepMs: e.EXPIRY_SWEEP_MS,
-    testTools: e.TOLLGATE_TEST_TOOLS === "1",
-    testGraph: e.TOLLGATE_TEST_GRAPH,
     graphsFile: e.TOLLGATE_GRAPHS,
     webhook,
     logLevel: e.LOG_LEVEL,

@@ -1,20 +1,16 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import { compileAgentGraph } from "../graphs/agent.js";
-import { compileAgentVariant } from "../graphs/agent-variants.js";
-import { servedAgent } from "../graphs/served-agent.js";
 import { type Clock, systemClock } from "./clock.js";
-import type { Config } from "./config.js";
+import { type Config, ConfigError } from "./config.js";
 import { jsonLogger, type Logger } from "./logger.js";
 import { chatModelName, createModel } from "./model/index.js";
-import { createSecretScrubber, createTracing, Metrics, NO_TRACING, scrubbingLogger, type SecretScrubber, skipIdleRunTrees, WebhookDispatcher, type WebhookOutcome } from "./ops/index.js";
+import { createSecretScrubber, createTracing, type Tracing, Metrics, NO_TRACING, scrubbingLogger, type SecretScrubber, skipIdleRunTrees, WebhookDispatcher, type WebhookOutcome } from "./ops/index.js";
 import { Access, createAuthenticator } from "./auth/index.js";
-import { discoverTools, GraphCatalog, loadGraphsFile, resolveGraphs, servedGraph, type ServedGraph } from "./graph/index.js";
+import { type AgentFactory, discoverTools, GraphCatalog, loadGraphsFile, resolveGraphs, servedGraph, type ServedGraph } from "./graph/index.js";
 import { createRunContext, ExpiryCloser, LeaseKeeper, RunAdmission, RunService, ThreadService } from "./runs/index.js";
 import { createApp } from "./server/index.js";
 import { LANGGRAPH_OPENAPI, langGraphApi, langGraphMeta } from "./langgraph-api/index.js";
 import { type AnyStore, openStore, storeLocation, type StoreLocation } from "./store/index.js";
 import { createDemoToolsOn, type DemoTables, setupDemoTables, sqliteDemoTables, ToolRegistry, type TollgateTool, type ToolMeta } from "./tools/index.js";
-import { createTestToolsOn } from "./tools/testing/test-tools.js";
 
 /** What `/langgraph/info` reports as the server's version. */
 const TOLLGATE_VERSION = "0.1.0";
@@ -30,7 +26,12 @@ export interface TollgateOptions {
    * `graphs`, tools your graphs hold are found in them (kit nodes, ToolNodes, subgraphs added as
    * nodes); name here any they reach some other way, so their metadata is known.
    */
-  tools?: (store: AnyStore) => TollgateTool[];
+  tools?: (store: AnyStore) => TollgateTool[] | Promise<TollgateTool[]>;
+  /**
+   * The agent served as `agent` when no graphs are given, built on `model` and `tools`. The
+   * `tollgate` command and the package's `createTollgate` hand in the built-in one.
+   */
+  agent?: AgentFactory;
   /**
    * Your own graphs, by graph id: a StateGraph, a compiled graph, what LangChain's `createAgent`
    * returns, or a function returning one. Each is served on tollgate's checkpointer. Default
@@ -113,7 +114,11 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
       })
     : [];
   // The built-in agent's tools only when it is served (or named): a team's graph brings its own.
-  const own = o.tools ? o.tools(store) : team ? [] : await demoTools(store, config.testTools);
+  if (!team && !o.agent) {
+    await store.close();
+    throw new ConfigError("Nothing to serve: give graphs (createTollgate({ graphs }), --graphs) or an agent");
+  }
+  const own = o.tools ? await o.tools(store) : team ? [] : createDemoToolsOn(await demoTablesOf(store));
   const found = specs.flatMap((s) => discoverTools(s.graph, { toolMeta: o.toolMeta }));
   for (const name of Object.keys(o.toolMeta ?? {})) {
     if (!found.some((t) => t.name === name)) log.warn(`toolMeta names '${name}', which no served graph holds in a ToolNode`, { tool: name });
@@ -121,12 +126,9 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
   const registry = new ToolRegistry(uniqueTools([...own, ...found]));
   // Off: no LangSmith client is made, so nothing can leave for it.
   const tracing = config.tracing ? createTracing({ settings: config.langsmith, registry, scrubber, log }) : NO_TRACING;
-  const agentOptions = { model, tools: own, systemPrompt: o.systemPrompt, ledger: store.ledger, maxRounds: config.maxRounds, modelTimeouts: config.modelTimeouts };
   const served: ServedGraph[] = team
     ? specs.map((s) => servedGraph({ id: s.graphId, description: s.description, graph: tracing.traced(s.graph as never), registry }))
-    : config.testGraph === "builtin"
-      ? [servedAgent(tracing.traced(compileAgentGraph(agentOptions, store.checkpointer)), registry)]
-      : [servedGraph({ id: "agent", graph: tracing.traced(compileAgentVariant(config.testGraph, agentOptions, store.checkpointer)), registry })];
+    : [agentServed(o.agent!, { model, tools: own, systemPrompt: o.systemPrompt, ledger: store.ledger, maxRounds: config.maxRounds, modelTimeouts: config.modelTimeouts, checkpointer: store.checkpointer, registry }, tracing)];
   const auth = createAuthenticator(config.auth, log);
   const access = new Access(auth.enabled);
   const metrics = new Metrics({ processMetrics: o.processMetrics ?? true });
@@ -204,8 +206,14 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
   };
 }
 
-/** The demo tools on the store's own database (with `testTools`, the test-only ones too). */
-async function demoTools(store: AnyStore, testTools: boolean): Promise<TollgateTool[]> {
+/** The agent as built, traced like any served graph. */
+function agentServed(agent: AgentFactory, inputs: Parameters<AgentFactory>[0], tracing: Tracing): ServedGraph {
+  const served = agent(inputs);
+  return { ...served, graph: tracing.traced(served.graph as never) };
+}
+
+/** The demo tools' tables on the store's own database (the default tools of an agent given none). */
+export async function demoTablesOf(store: AnyStore): Promise<DemoTables> {
   let tables: DemoTables;
   if (store.kind === "sqlite") {
     setupDemoTables(store.db);
@@ -215,7 +223,7 @@ async function demoTools(store: AnyStore, testTools: boolean): Promise<TollgateT
     const { withTransaction } = await import("./store/postgres/index.js");
     tables = await postgresDemoTables(store.pool, (fn) => withTransaction(store.pool, fn));
   }
-  return [...createDemoToolsOn(tables), ...(testTools ? createTestToolsOn(tables) : [])];
+  return tables;
 }
 
 /** The graphs of a langgraph.json-format file, with their descriptions. */

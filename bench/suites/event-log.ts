@@ -13,7 +13,7 @@ import os from "node:os";
 import path from "node:path";
 import { loadConfig } from "../../src/config.js";
 import { silentLogger } from "../../src/logger.js";
-import { createTollgate } from "../../src/tollgate.js";
+import { createTollgate } from "../../src/index.js";
 import { nowUs } from "../clock.js";
 import type { BenchContext, Row } from "../context.js";
 import { directive } from "../directive.js";

@@ -14,7 +14,7 @@ import Database from "better-sqlite3";
 import type { AddressInfo } from "node:net";
 import { loadConfig } from "../../src/config.js";
 import { silentLogger } from "../../src/logger.js";
-import { createTollgate } from "../../src/tollgate.js";
+import { createTollgate } from "../../src/index.js";
 import type { BenchContext, Row } from "../context.js";
 import { directive } from "../directive.js";
 import { dist } from "../stats.js";

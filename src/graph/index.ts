@@ -22,3 +22,4 @@ export { messagesOf, pausedMessages } from "./paused-messages.js";
 export { resumeInput, type RunInputValue } from "./resume-input.js";
 export { allowedDecisions, type HitlDecision, type HitlRequest, matchActions, readHitlRequest } from "./hitl.js";
 export { type ForkPoint, readForkPoint } from "./fork-point.js";
+export type { AgentFactory, AgentInputs } from "./agent-factory.js";

@@ -35,6 +35,7 @@ describe("MODEL=demo, offline", () => {
       {
         call_id: expect.any(String),
         name: "refund_order",
+        version: 1,
         args: { order_id: "A-1002", amount_cents: 500, reason: "Customer request" },
         policy: "approver",
         editable: true,

@@ -8,7 +8,7 @@ import path from "node:path";
 import { afterEach } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { silentLogger } from "../../src/logger.js";
-import { createTollgate, type Tollgate, type TollgateOptions } from "../../src/tollgate.js";
+import { createTollgate, type Tollgate, type TollgateOptions } from "../../src/index.js";
 
 export interface InProcessOptions extends Omit<TollgateOptions, "config" | "log"> {
   /** Variables for `loadConfig` besides `DATA_DIR`. */

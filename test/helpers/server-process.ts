@@ -1,5 +1,5 @@
 /**
- * Starts the real tollgate server (`src/main.ts`) as a child process, for tests that need real
+ * Starts the real tollgate server (the `tollgate` command, through `test-server.ts`) as a child process, for tests that need real
  * sockets, disconnects, signals and restarts.
  */
 import { spawn, type ChildProcess } from "node:child_process";
@@ -47,7 +47,10 @@ export interface ServerProcess {
 export interface StartServerOptions {
   /** Reuse a data dir (restart tests). Default: a fresh temp dir, removed when the test process exits. */
   dataDir?: string;
-  /** Script to run, relative to the repo root. Default `src/main.ts`. */
+  /**
+   * Script to run, relative to the repo root. Default `test/helpers/test-server.ts`: the
+   * `tollgate` command with the suites' test tools and graph shapes passed in code.
+   */
   entry?: string;
   /** How long `kill()` waits before escalating to SIGKILL. Default 10 000. */
   killGraceMs?: number;
@@ -116,7 +119,7 @@ export async function startServer(env: Record<string, string | undefined> = {}, 
   // is the server itself.
   // TOLLGATE_KILL_AT (crash tests) loads the preload that SIGKILLs the server at a chosen write.
   const killPoint = childEnv.TOLLGATE_KILL_AT ? ["--import", KILL_POINT] : [];
-  const child = spawn(process.execPath, ["--import", ORPHAN_GUARD, ...killPoint, "--import", TSX_LOADER, opts.entry ?? "src/main.ts"], {
+  const child = spawn(process.execPath, ["--import", ORPHAN_GUARD, ...killPoint, "--import", TSX_LOADER, opts.entry ?? "test/helpers/test-server.ts"], {
     cwd: REPO_ROOT,
     env: childEnv,
     stdio: ["ignore", "pipe", "pipe", "ipc"], // ipc: only so orphan-guard notices our death

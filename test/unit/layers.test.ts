@@ -49,6 +49,7 @@ const LAYERS: Record<string, { rank: number; side: Side }> = {
   "src/langgraph-api": { rank: 8.5, side: "server" }, // LangGraph's API at /langgraph: a second face on the server's edge, mounted by tollgate.ts
   "src/tollgate.ts": { rank: 9, side: "server" },
   "src/serve.ts": { rank: 10, side: "server" }, // a Tollgate on a socket, with signal handling
+  "src/command.ts": { rank: 10.5, side: "server" }, // the command's work for what it is handed: config, socket, exit codes
   // Entry files: nothing imports them.
   "graphs/studio.ts": { rank: 11, side: "server" }, // LangGraph Studio's graph (langgraph.json)
   "src/main.ts": { rank: 11, side: "server" }, // the `tollgate` command
@@ -64,6 +65,7 @@ const LAYERS: Record<string, { rank: number; side: Side }> = {
 const NOT_DOWN_TO: { from: string; to: string; why: string }[] = [
   { from: "src/server", to: "src/store", why: "the server reaches stores only through runs" },
   { from: "src/langgraph-api", to: "src/store", why: "LangGraph's API reaches stores only through runs" },
+  { from: "src/tollgate.ts", to: "graphs", why: "the engine serves the agent it is handed: only entry files hand in the built-in one" },
   { from: "src/langgraph-api", to: "src/server", why: "a face never imports another face: what both need lives in src/http or src/gate" },
 ];
 
@@ -253,7 +255,7 @@ describe("one-way layers", () => {
     const targets = (f: string) => (graph.get(f) ?? []).map((a) => a.to);
     expect(files).toContain("graphs/agent.ts");
     expect(files).toContain("src/web/app.tsx");
-    expect(targets("src/tollgate.ts")).toContain("graphs/agent.ts");
+    expect(targets("src/main.ts")).toContain("graphs/served-agent.ts");
     // type-only imports count as arrows: a type is a dependency too
     expect(graph.get("src/store/types.ts")).toContainEqual({ to: "src/ledger/index.ts", typeOnly: true, names: ["ExecutionLedger"], reexport: false });
     expect(wireErrorNames).toContain("AppError");

@@ -11,7 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type Config, loadConfig } from "../../src/config.js";
 import { jsonLogger } from "../../src/logger.js";
 import { type ServedTollgate, serveTollgate } from "../../src/serve.js";
-import { createTollgate, type TollgateOptions } from "../../src/tollgate.js";
+import { createTollgate, type TollgateOptions } from "../../src/index.js";
 import { assertPostgresAvailable, type PgCluster, postgresAvailable, skipPostgresSuite, startPostgres } from "../helpers/postgres.js";
 
 let served: ServedTollgate | undefined;

@@ -1,7 +1,7 @@
 import { AIMessage, type BaseMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_SYSTEM_PROMPT } from "../../graphs/agent.js";
-import type { TollgateOptions } from "../../src/tollgate.js";
+import type { TollgateOptions } from "../../src/index.js";
 import { inProcessTollgates } from "../helpers/in-process-tollgate.js";
 import { Scripted } from "../helpers/scripted-model.js";
 

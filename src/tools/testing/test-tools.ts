@@ -7,7 +7,7 @@ import { defineTool, type TollgateTool } from "../tollgate-tool.js";
 import { toolContext } from "../tool-context.js";
 
 /**
- * Tools that only tests and benchmarks serve (TOLLGATE_TEST_TOOLS=1): a read-only tool that
+ * Tools that only tests and benchmarks serve (the test server's TOLLGATE_TEST_TOOLS=1, test/helpers/test-server.ts): a read-only tool that
  * throws, an irreversible refund that takes its time, so cancels and crashes can land mid-call,
  * and two tools whose errors quote a sensitive argument.
  * On the demo tables of a SQLite database (`setupDemoTables` made them).

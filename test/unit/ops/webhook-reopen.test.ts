@@ -13,7 +13,7 @@ import { z } from "zod";
 import { loadConfig } from "../../../src/config.js";
 import { silentLogger } from "../../../src/logger.js";
 import type { WebhookOutcome } from "../../../src/ops/index.js";
-import { createTollgate, type Tollgate } from "../../../src/tollgate.js";
+import { createTollgate, type Tollgate } from "../../../src/index.js";
 import { defineTool } from "../../../src/tools/index.js";
 import { Scripted } from "../../helpers/scripted-model.js";
 import { startWebhookReceiver, type WebhookReceiver } from "../../helpers/webhook-receiver.js";

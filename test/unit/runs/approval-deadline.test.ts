@@ -1,5 +1,5 @@
 import { expect, it } from "vitest";
-import type { Tollgate } from "../../../src/tollgate.js";
+import type { Tollgate } from "../../../src/index.js";
 import { FakeClock } from "../../helpers/fake-clock.js";
 import { inProcessTollgates } from "../../helpers/in-process-tollgate.js";
 

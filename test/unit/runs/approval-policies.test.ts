@@ -10,7 +10,7 @@ import { z } from "zod";
 import { TollgateClient } from "../../../src/client/index.js";
 import { defineTool } from "../../../src/index.js";
 import { ScriptedChatModel } from "../../../src/testing/index.js";
-import type { Tollgate } from "../../../src/tollgate.js";
+import type { Tollgate } from "../../../src/index.js";
 import { collected } from "../../helpers/collected.js";
 import { FakeClock } from "../../helpers/fake-clock.js";
 import { inProcessTollgates } from "../../helpers/in-process-tollgate.js";

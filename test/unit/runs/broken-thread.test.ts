@@ -7,7 +7,7 @@ import { compileAgentGraph } from "../../../graphs/agent.js";
 import { DemoChatModel } from "../../../src/model/index.js";
 import { loadConfig } from "../../../src/config.js";
 import { silentLogger } from "../../../src/logger.js";
-import { createTollgate, type Tollgate } from "../../../src/tollgate.js";
+import { createTollgate, type Tollgate } from "../../../src/index.js";
 import { type FakeOpenAI, historyProblem, startFakeOpenAI } from "../../helpers/fake-openai.js";
 
 // A thread an older version, a crash or a misbehaving model server left with a history that no

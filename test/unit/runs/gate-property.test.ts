@@ -6,7 +6,7 @@ import fc from "fast-check";
 import { afterAll, expect, it } from "vitest";
 import { loadConfig } from "../../../src/config.js";
 import { silentLogger } from "../../../src/logger.js";
-import { createTollgate, type Tollgate } from "../../../src/tollgate.js";
+import { createTollgate, type Tollgate } from "../../../src/index.js";
 import { FakeClock } from "../../helpers/fake-clock.js";
 
 // Random interleavings of resume, cancel, expiry and restart on one thread, in-process on the

@@ -9,7 +9,7 @@ import { z } from "zod";
 import { ANONYMOUS } from "../../../src/auth/index.js";
 import { loadConfig } from "../../../src/config.js";
 import { silentLogger } from "../../../src/logger.js";
-import { createTollgate, type Tollgate } from "../../../src/tollgate.js";
+import { createTollgate, type Tollgate } from "../../../src/index.js";
 import { Scripted } from "../../helpers/scripted-model.js";
 import { sqliteOf } from "../../helpers/sqlite.js";
 import { defineTool, type TollgateTool } from "../../../src/tools/index.js";

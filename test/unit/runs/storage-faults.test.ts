@@ -9,7 +9,7 @@ import { z } from "zod";
 import { loadConfig } from "../../../src/config.js";
 import { silentLogger } from "../../../src/logger.js";
 import { DemoChatModel } from "../../../src/model/index.js";
-import { createTollgate, type Tollgate } from "../../../src/tollgate.js";
+import { createTollgate, type Tollgate } from "../../../src/index.js";
 import { Scripted } from "../../helpers/scripted-model.js";
 import { sqliteOf } from "../../helpers/sqlite.js";
 import { defineTool } from "../../../src/tools/index.js";

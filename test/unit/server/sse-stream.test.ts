@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../../src/config.js";
 import { silentLogger } from "../../../src/logger.js";
-import { createTollgate, type Tollgate } from "../../../src/tollgate.js";
+import { createTollgate, type Tollgate } from "../../../src/index.js";
 
 // In-process, through app.request(): no socket needed to check the bytes of a stream.
 let tg: Tollgate | undefined;
