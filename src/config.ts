@@ -109,6 +109,22 @@ const envSchema = z.object({
   WEBHOOK_RETENTION_HOURS: z.coerce.number().int().min(1).max(876_000).default(168),
   /** Lines below this level are not logged. */
   LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
+  /**
+   * 32 bytes (base64, or 64 hex digits) sealing what the database must not hold in clear: an
+   * edit's sensitive values while its call waits for more approvals. Unset: SQLite keeps a key
+   * file beside its database (`sealing.key`); PostgreSQL replicas then refuse such edits.
+   */
+  SEALING_KEY: z
+    .string()
+    .transform((text, ctx) => {
+      const key = /^[0-9a-fA-F]{64}$/.test(text) ? Buffer.from(text, "hex") : Buffer.from(text, "base64");
+      if (key.length !== 32) {
+        ctx.addIssue({ code: "custom", message: "must be 32 bytes: base64, or 64 hex digits (openssl rand -base64 32)" });
+        return z.NEVER;
+      }
+      return key;
+    })
+    .optional(),
   /** A langgraph.json-format file of the graphs to serve (`tollgate --graphs <file>`); unset = the built-in agent. */
   TOLLGATE_GRAPHS: z.string().min(1).optional(),
   /** Where traces go and as whom, when tracing is on (LangChain's names; `LANGCHAIN_*` aliases too). */
@@ -139,6 +155,8 @@ export interface Config {
   demoTokenDelayMs: number;
   eventRetentionRuns: number;
   expirySweepMs: number;
+  /** SEALING_KEY: seals an edit's sensitive values kept while its call waits; undefined: see `SEALING_KEY`. */
+  sealingKey: Buffer | undefined;
   /** The graphs file to serve (`--graphs`, TOLLGATE_GRAPHS); undefined = the built-in agent. */
   graphsFile: string | undefined;
   /** Approval webhooks; undefined when APPROVAL_WEBHOOK_URL is unset. */
@@ -285,6 +303,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     demoTokenDelayMs: e.DEMO_TOKEN_DELAY_MS,
     eventRetentionRuns: e.EVENT_RETENTION_RUNS,
     expirySweepMs: e.EXPIRY_SWEEP_MS,
+    sealingKey: e.SEALING_KEY,
     graphsFile: e.TOLLGATE_GRAPHS,
     webhook,
     logLevel: e.LOG_LEVEL,
@@ -301,7 +320,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       requestTimeoutMs: Math.round(e.REQUEST_TIMEOUT_SECONDS * 1000),
       maxConnections: e.MAX_CONNECTIONS,
     },
-    secrets: [e.OPENAI_API_KEY, e.LANGSMITH_API_KEY, databasePassword(e.DATABASE_URL), e.APPROVAL_WEBHOOK_SECRET, ...(tokens?.keys() ?? [])].filter(
+    secrets: [e.OPENAI_API_KEY, e.LANGSMITH_API_KEY, e.SEALING_KEY?.toString("base64"), databasePassword(e.DATABASE_URL), e.APPROVAL_WEBHOOK_SECRET, ...(tokens?.keys() ?? [])].filter(
       (v): v is string => v !== undefined && v !== "",
     ),
   };

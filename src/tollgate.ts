@@ -3,7 +3,7 @@ import { type Clock, systemClock } from "./clock.js";
 import { type Config, ConfigError } from "./config.js";
 import { jsonLogger, type Logger } from "./logger.js";
 import { chatModelName, createModel } from "./model/index.js";
-import { createSecretScrubber, createTracing, type Tracing, Metrics, NO_TRACING, scrubbingLogger, type SecretScrubber, skipIdleRunTrees, WebhookDispatcher, type WebhookOutcome } from "./ops/index.js";
+import { createSecretScrubber, createTracing, keySealer, NO_SEALER, sealingKeyFile, type Tracing, Metrics, NO_TRACING, scrubbingLogger, type SecretScrubber, skipIdleRunTrees, WebhookDispatcher, type WebhookOutcome } from "./ops/index.js";
 import { Access, createAuthenticator } from "./auth/index.js";
 import { type AgentFactory, discoverTools, GraphCatalog, loadGraphsFile, resolveGraphs, servedGraph, type ServedGraph } from "./graph/index.js";
 import { createRunContext, ExpiryCloser, LeaseKeeper, RunAdmission, RunService, ThreadService } from "./runs/index.js";
@@ -142,6 +142,9 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
     scrubber,
     clock,
     metrics,
+    // A key the database does not hold: given, or (one SQLite file) kept beside it; replicas
+    // sharing PostgreSQL without one refuse what would need it rather than store it in clear.
+    sealer: config.sealingKey ? keySealer(config.sealingKey) : store.kind === "sqlite" ? keySealer(sealingKeyFile(config.dataDir)) : NO_SEALER,
   });
   metrics.watch({
     activeRuns: () => ctx.inFlight.active.size,

@@ -10,8 +10,13 @@ import type { ApprovalPolicy, Quorum } from "../protocol/index.js";
  * approvals went with the edit; the call shows these arguments, policy and preview from then on.
  */
 export interface CallEdit {
-  /** The keys the editor replaced, as sent (real values: the run applies them to the call). */
+  /**
+   * The keys the editor replaced, as people see them: sensitive values masked. When it masked
+   * any, the real ones are in `sealed_args`, sealed with a key the database does not hold.
+   */
   edited_args: Record<string, unknown>;
+  /** The keys as sent, sealed; absent when none of them is sensitive (`edited_args` is then as sent). */
+  sealed_args?: string;
   changed: string[];
   /** Plain hash of the merged arguments (the ledger's), and their keyed hash (the audit's). */
   run_args_hash: string;

@@ -2,7 +2,7 @@ import type { Principal } from "../auth/index.js";
 import type { Decision } from "../protocol/index.js";
 import { hashArgs } from "../tools/index.js";
 import type { GateCall } from "./gate-call.js";
-import type { InterruptProgress } from "./progress-types.js";
+import type { CallEdit, InterruptProgress } from "./progress-types.js";
 import { DEFAULT_REASON, refusals } from "./refusals.js";
 import { forbiddenAfterEdit, neededApprovals, refuseUndecidable, type Deciders, type PolicyOf } from "./who-may-decide.js";
 
@@ -54,6 +54,8 @@ export interface ProgressInput {
   policyOf: PolicyOf;
   /** The merged arguments as people see them (masked, scrubbed). */
   shownArgs(name: string, args: Record<string, unknown>): Record<string, unknown>;
+  /** The edit's keys as the record may keep them: sensitive values masked, the real ones sealed. */
+  keptEdit(name: string, editedArgs: Record<string, unknown>): Pick<CallEdit, "edited_args" | "sealed_args">;
   /** The audit's keyed hash. */
   auditHash(value: unknown): string;
 }
@@ -97,7 +99,7 @@ export function applyDecisions(o: ProgressInput): ProgressStep {
       const edited_args_hash = o.auditHash(edit.args);
       if (edit.changed.length) {
         at.edit = {
-          edited_args: edit.edited_args,
+          ...o.keptEdit(call.name, edit.edited_args),
           changed: edit.changed,
           run_args_hash,
           edited_args_hash,
@@ -123,12 +125,18 @@ export function applyDecisions(o: ProgressInput): ProgressStep {
   return { progress, taken, waitingOn };
 }
 
-/** The closed calls as decisions for the run's gate: approved ones with the edit they were approved with. */
-export function decisionsFromProgress(calls: readonly Pick<GateCall, "call_id">[], progress: InterruptProgress): Decision[] {
+/**
+ * The closed calls as decisions for the run's gate: approved ones with the edit they were approved
+ * with, its real values (`realEdit` opens what was sealed).
+ */
+export function decisionsFromProgress(
+  calls: readonly Pick<GateCall, "call_id">[],
+  o: { progress: InterruptProgress; realEdit: (edit: CallEdit) => Record<string, unknown> },
+): Decision[] {
   return calls.map((c) => {
-    const at = progress[c.call_id];
+    const at = o.progress[c.call_id];
     if (at?.closed?.decision !== "approved") return { call_id: c.call_id, approved: false, reason: at?.closed?.reason ?? DEFAULT_REASON };
-    return at.edit ? { call_id: c.call_id, approved: true, edited_args: at.edit.edited_args } : { call_id: c.call_id, approved: true };
+    return at.edit ? { call_id: c.call_id, approved: true, edited_args: o.realEdit(at.edit) } : { call_id: c.call_id, approved: true };
   });
 }
 

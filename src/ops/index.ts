@@ -14,3 +14,5 @@ export { TraceMasker } from "./tracing-masker.js";
 export { Metrics, NO_METER, RUN_OUTCOMES, APPROVAL_DECISIONS, MODEL_ERROR_CODES } from "./metrics.js";
 export type { GaugeSources, MetricsOptions, RunKind, RunMeter } from "./metrics.js";
 export { createTokenFilter, PASS_TOKENS, type TokenFilter } from "./token-filter.js";
+export { keySealer, NO_SEALER, type Sealer } from "./sealer.js";
+export { SEALING_KEY_FILE, sealingKeyFile } from "./sealing-key-file.js";

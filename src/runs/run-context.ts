@@ -3,7 +3,7 @@ import type { Access } from "../auth/index.js";
 export type { ActiveRun, StartingRun } from "./live-runs.js";
 import type { Clock } from "../clock.js";
 import type { Logger } from "../logger.js";
-import type { Metrics, Redactor, SecretScrubber } from "../ops/index.js";
+import type { Metrics, Redactor, Sealer, SecretScrubber } from "../ops/index.js";
 import type { Store } from "../store/index.js";
 import type { ToolRegistry } from "../tools/index.js";
 import type { GraphCatalog } from "../graph/index.js";
@@ -32,6 +32,8 @@ export interface RunContextOptions {
   scrubber?: SecretScrubber;
   clock?: Clock;
   metrics?: Metrics;
+  /** Default: none, so an edit that would need sealing is refused. */
+  sealer?: Sealer;
 }
 
 /**
@@ -76,6 +78,8 @@ export interface RunContext {
   readonly clock: Clock;
   /** Where runs, tokens, decisions and cancels are counted (`/metrics`). */
   readonly metrics: Metrics;
+  /** Seals what the database must not hold in clear (an edit's sensitive values while its call waits). */
+  readonly sealer: Sealer;
   /** A graph called an irreversible tool without a live approval: the tool refused; say so. */
   gateRefused(run: Pick<ActiveRun, "runId" | "threadId" | "graph">, call: { id: string; name: string }): void;
 }

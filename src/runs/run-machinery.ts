@@ -1,5 +1,5 @@
 import { systemClock } from "../clock.js";
-import { createSecretScrubber, Metrics, Redactor } from "../ops/index.js";
+import { createSecretScrubber, Metrics, NO_SEALER, Redactor } from "../ops/index.js";
 import { LiveRuns } from "./live-runs.js";
 import { EventPersister } from "./stream/event-persister.js";
 import type { RunContext, RunContextOptions, ThreadSettler } from "./run-context.js";
@@ -27,6 +27,7 @@ export function createRunContext(o: RunContextOptions): RunContext {
     access: o.access,
     clock: o.clock ?? systemClock,
     metrics,
+    sealer: o.sealer ?? NO_SEALER,
     gateRefused(run, call) {
       metrics.gateRefused(call.name);
       log.warn("irreversible tool called without a live approval; refused", {

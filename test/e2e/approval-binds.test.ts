@@ -7,6 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FACES, type FaceName } from "../helpers/api-face.js";
+import { pgTestClusterUrl } from "../helpers/pg-test-db.js";
+import { storedTextByTable } from "../helpers/stored-text.js";
 import { call, expectNoStackTraces, type Stack, startStack, terminal, threadId } from "./support.js";
 
 const TOKENS = {
@@ -18,9 +20,12 @@ const TOKENS = {
 const as = (token: string) => ({ authorization: `Bearer ${token}` });
 const [OPS, FIN1, FIN2] = [as("tok-ops-000001"), as("tok-fin1-00001"), as("tok-fin2-00001")];
 
+/** Replicas on PostgreSQL share a sealing key; one SQLite file keeps its own beside the database. */
+const SEALING = pgTestClusterUrl() ? { SEALING_KEY: "c2VhbGluZy1rZXktZm9yLXRoZS10ZXN0cy0wMDAwMDA=" } : {};
+
 let s: Stack;
 beforeAll(async () => {
-  s = await startStack({ AUTH_TOKENS: JSON.stringify(TOKENS), AUTH_ROLES: "finance" });
+  s = await startStack({ AUTH_TOKENS: JSON.stringify(TOKENS), AUTH_ROLES: "finance", ...SEALING });
 });
 afterAll(async () => {
   if (s) expectNoStackTraces(s.server);
@@ -35,8 +40,8 @@ interface Decision {
 }
 
 /** alice asks for these refunds; the run stops at the gate. */
-async function asked(id: string, calls: Array<{ id: string; args: Record<string, unknown> }>) {
-  s.model.push({ toolCalls: calls.map((c) => ({ id: c.id, name: "refund_order", args: c.args })) });
+async function asked(id: string, calls: Array<{ id: string; args: Record<string, unknown>; name?: string }>) {
+  s.model.push({ toolCalls: calls.map((c) => ({ id: c.id, name: c.name ?? "refund_order", args: c.args })) });
   return terminal(await s.client.run(id, "refund please").collect(), "interrupt");
 }
 
@@ -114,5 +119,21 @@ describe.each(FACES)("through %s's API", (face: FaceName) => {
     expect(late.status).toBe(200);
     expect(late.text).toContain("stale_preview");
     expect(refunds(`st2-${face}`)).toEqual([]);
+  });
+
+  it("an edit of a sensitive argument while the call waits is kept sealed: no table holds it in clear, and the approved call runs with it", async () => {
+    const id = threadId(`${face}-sealed`);
+    const callId = `seal-${face}`;
+    const secret = `ACCT-PLUM-SPARROW-${face}`;
+    // Two of finance pay a vendor's account (sensitive, editable).
+    const intr = await asked(id, [{ id: callId, name: "pay_vendor", args: { account: "ACCT-ORIGINAL-0001", amount_cents: 700 } }]);
+    expect(intr.calls[0]).toMatchObject({ policy: "quorum", args: { account: "***" } });
+    const edit = await decide(face, FIN1, id, intr.interrupt_id, { callId, approved: true, editedArgs: { account: secret } });
+    expect(edit.status).toBe(202);
+    const holding = [...storedTextByTable(s.db)].filter(([, text]) => text.includes(secret)).map(([table]) => table);
+    expect(holding, "tables holding the edited account in clear while the call waits").toEqual([]);
+    s.model.push({ text: "Paid." });
+    expect((await decide(face, FIN2, id, intr.interrupt_id, { callId, approved: true, version: 2 })).status).toBe(200);
+    expect(s.db.rows<{ to: string }>("outbox", "call_id = ?", callId)).toMatchObject([{ to: secret }]);
   });
 });

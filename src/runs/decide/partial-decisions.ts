@@ -3,6 +3,7 @@ import type { Decision } from "../../protocol/index.js";
 import { applyDecisions, refusals, type CheckedEdit, type TakenDecision } from "../../gate/index.js";
 import { type AuditRecord, callRow, type InterruptProgress, type InterruptRecord } from "../../store/index.js";
 import type { PreparedEdits } from "../start/edit-check.js";
+import { keptEdit } from "./kept-edits.js";
 import { ProgressConflict } from "./progress-conflict.js";
 import type { RunContext } from "../run-context.js";
 
@@ -47,6 +48,7 @@ export function takePartialDecisions(
     deciders: ctx.access,
     policyOf: (tool, args) => ctx.registry.policyOf(tool, args),
     shownArgs: (tool, args) => ctx.redactor.scrubber.scrubDeep(ctx.registry.mask(tool, args)),
+    keptEdit: (tool, editedArgs) => keptEdit(ctx, tool, editedArgs),
     auditHash: (v) => ctx.store.audit.hash(v),
   });
   return { progress: step.progress, waitingOn: step.waitingOn, rows: step.taken.map((t) => auditRow(open, t, o.p, o.now)) };

@@ -15,6 +15,7 @@ import {
   whyNotOpen,
 } from "../../gate/index.js";
 import { interruptPayload } from "./interrupt-payload.js";
+import { realEdit } from "./kept-edits.js";
 import { type AuditRecord, callRow, type InterruptCall, type InterruptRecord, type StoreOps, type ThreadRow } from "../../store/index.js";
 import type { HitlDecision } from "../../graph/index.js";
 import { closingOutcomes, type GateDecision, hashArgs } from "../../tools/index.js";
@@ -137,7 +138,7 @@ async function takePartial(
   }
   const pending = new Map(open.calls.map((c) => [c.call_id, c]));
   // Bound to what the approvers saw: an edited call to the preview on the card its editor edited.
-  const bound = decisionsFromProgress(open.calls, step.progress).map((d) => bind(d, pending.get(d.call_id)!, o.edits, open.interrupt_id, step.progress[d.call_id]?.edit));
+  const bound = decisionsFromProgress(open.calls, { progress: step.progress, realEdit: (e) => realEdit(ctx, e) }).map((d) => bind(d, pending.get(d.call_id)!, o.edits, open.interrupt_id, step.progress[d.call_id]?.edit));
   return resumeGate(ctx, tx, { ...o, open: { ...open, progress: step.progress }, bound, rows: step.rows, answers });
 }
 

@@ -4,6 +4,7 @@ import type { Decision } from "../../protocol/index.js";
 import type { CheckedEdit as GateEdit } from "../../gate/index.js";
 import type { RunContext } from "../run-context.js";
 import { previewOf } from "./previews.js";
+import { realEdit } from "../decide/kept-edits.js";
 import { graphOfThread } from "../threads/thread-graph.js";
 
 const NEVER_ABORTS = new AbortController().signal;
@@ -38,12 +39,13 @@ export async function prepareEdits(
   if (!record || record.thread_id !== threadId || record.status !== "waiting_human") return NO_EDITS;
   // Calls edited earlier while the interrupt waits (decided call by call): a new edit goes on top
   // of theirs, and the run that starts applies theirs too.
-  const stored = Object.entries(record.progress).flatMap(([call_id, p]) => (p.edit ? [{ call_id, edited_args: p.edit.edited_args }] : []));
+  const stored = Object.entries(record.progress).flatMap(([call_id, p]) => (p.edit ? [{ call_id, edited_args: realEdit(ctx, p.edit) }] : []));
   if (!decisions.some((d) => d.edited_args !== undefined) && !stored.length) return NO_EDITS;
   const named = new Set(decisions.map((d) => d.call_id));
   const all: Decision[] = [
     ...decisions.map((d) => {
-      const before = record.progress[d.call_id]?.edit?.edited_args;
+      const kept = record.progress[d.call_id]?.edit;
+      const before = kept && realEdit(ctx, kept);
       return before && d.approved ? { ...d, edited_args: { ...before, ...d.edited_args } } : d;
     }),
     ...stored.filter((s) => !named.has(s.call_id)).map((s) => ({ call_id: s.call_id, approved: true, edited_args: s.edited_args })),

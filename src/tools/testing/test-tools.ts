@@ -9,7 +9,8 @@ import { toolContext } from "../tool-context.js";
 /**
  * Tools that only tests and benchmarks serve (the test server's TOLLGATE_TEST_TOOLS=1, test/helpers/test-server.ts): a read-only tool that
  * throws, an irreversible refund that takes its time, so cancels and crashes can land mid-call,
- * and two tools whose errors quote a sensitive argument.
+ * two tools whose errors quote a sensitive argument, and a payment two of finance approve whose
+ * sensitive account may be edited while it waits.
  * On the demo tables of a SQLite database (`setupDemoTables` made them).
  */
 export function createTestTools(db: Database): TollgateTool[] {
@@ -38,7 +39,23 @@ export function createTestToolsOn(tables: DemoTables): TollgateTool[] {
       schema: z.object({ order_id: z.string(), amount_cents: z.number().int().positive(), delay_ms: z.number().int().min(0) }),
     },
   );
-  return [defineTool(explode, { kind: "read" }), defineTool(slowRefund, { kind: "irreversible" }), ...toolsQuotingIban()];
+  return [defineTool(explode, { kind: "read" }), defineTool(slowRefund, { kind: "irreversible" }), ...toolsQuotingIban(), payVendorTool(tables)];
+}
+
+/**
+ * A payment two of finance approve, to an account that is sensitive and may be edited while the
+ * call waits: it records the payment in the outbox (`to` = the account), so a test reads what ran.
+ */
+function payVendorTool(tables: DemoTables): TollgateTool {
+  const payVendor = tool(
+    async ({ account, amount_cents }, config) => {
+      const ctx = toolContext(config);
+      await tables.addEmail({ to: account, subject: "payment", body: String(amount_cents), call_id: callIdOf(ctx.idempotencyKey) }, ctx.signal);
+      return JSON.stringify({ paid: amount_cents });
+    },
+    { name: "pay_vendor", description: "Pays a vendor's account (test tool).", schema: z.object({ account: z.string(), amount_cents: z.number().int().positive() }) },
+  );
+  return defineTool(payVendor, { kind: "irreversible", sensitive: ["account"], editable: true, policy: { role: "finance", approvers: 2 } });
 }
 
 /**
