@@ -27,6 +27,7 @@ const ON_POSTGRES = [
   "core-flow",
   "demo-flow",
   "four-eyes",
+  "gate-model",
   "graph-smoke",
   "hostile-edge",
   "identity",
