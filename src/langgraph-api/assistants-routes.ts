@@ -1,8 +1,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import type { ServedGraph } from "../graph/index.js";
-import type { AppDeps } from "../http/index.js";
-import { parseBody } from "../http/index.js";
+import { type AppDeps, parseBody } from "../http/index.js";
 import { assistantIdOf, graphOfAssistant } from "./assistant-id.js";
 
 /** When the server started: a system assistant is as old as the process that serves it. */

@@ -2,11 +2,8 @@ import { type Context, Hono } from "hono";
 import type { Principal } from "../auth/index.js";
 import { AppError, formatIssues } from "../protocol/index.js";
 import type { ActiveRun, FrameRequest, ThreadSnapshot } from "../runs/index.js";
-import type { AppDeps } from "../http/index.js";
-import { parseBody } from "../http/index.js";
-import { principalOf } from "../http/index.js";
+import { type AppDeps, parseBody, principalOf, threadParam, waitingResponse } from "../http/index.js";
 
-import { threadParam } from "../http/index.js";
 import { graphOfAssistant } from "./assistant-id.js";
 import { runObject } from "./resources.js";
 import { bindResume, refuseWithoutOpen, resumeSchema } from "../gate/index.js";
@@ -68,7 +65,7 @@ export function runsRoutes(deps: AppDeps): Hono {
       frames,
     });
     // Decisions on single calls of a quorum interrupt, others still open: no run to stream or wait on.
-    if ("waiting_on" in run) return { waiting: c.json({ status: "waiting_human", waiting_on: run.waiting_on, run_id: null }, 202) };
+    if ("waiting_on" in run) return { waiting: waitingResponse(c, run.waiting_on) };
     return { run, p, threadId };
   }
 

@@ -2,11 +2,7 @@ import { isDeepStrictEqual } from "node:util";
 import { type Context, Hono } from "hono";
 import { z } from "zod";
 import { AppError } from "../protocol/index.js";
-import type { AppDeps } from "../http/index.js";
-import { parseBody } from "../http/index.js";
-import { principalOf } from "../http/index.js";
-import { threadParam } from "../http/index.js";
-import { THREAD_ID } from "../http/index.js";
+import { type AppDeps, parseBody, principalOf, THREAD_ID, threadParam } from "../http/index.js";
 import { graphOfAssistant } from "./assistant-id.js";
 import { pastState, threadMetadata, threadObject, threadState, threadStatus } from "./resources.js";
 

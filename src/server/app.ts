@@ -1,14 +1,12 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { AppError, ERROR_STATUS, type ErrorBody } from "../protocol/index.js";
-import type { AppDeps } from "../http/index.js";
+import { type AppDeps, authenticate, BodyAborted } from "../http/index.js";
 import { hostGuard, jsonBodies, originGuard } from "./edge-guard.js";
 import { graphsRoutes } from "./graphs-routes.js";
 import { identityRoutes } from "./identity-routes.js";
 import { openApiRoutes } from "./openapi.js";
 import { metricsRoutes } from "./metrics-routes.js";
-import { BodyAborted } from "../http/index.js";
-import { authenticate } from "../http/index.js";
 import { storageFaultError } from "../runs/index.js";
 import { runsRoutes } from "./runs-routes.js";
 import { threadsRoutes } from "./threads-routes.js";

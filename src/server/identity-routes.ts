@@ -1,6 +1,5 @@
 import { Hono } from "hono";
-import type { AppDeps } from "../http/index.js";
-import { principalOf } from "../http/index.js";
+import { type AppDeps, principalOf } from "../http/index.js";
 
 /** `GET /me` and `GET /approvals`: who the caller is, and what waits for their decision. */
 export function identityRoutes(deps: AppDeps): Hono {

@@ -1,7 +1,6 @@
 import { Hono } from "hono";
 import { AppError } from "../protocol/index.js";
-import type { AppDeps } from "../http/index.js";
-import { principalOf } from "../http/index.js";
+import { type AppDeps, principalOf } from "../http/index.js";
 
 /** `GET /metrics`: the Prometheus text exposition, for the `metrics` and `admin` roles (anyone with auth off). */
 export function metricsRoutes(deps: Pick<AppDeps, "access" | "metrics">): Hono {

@@ -1,12 +1,8 @@
 import { Hono } from "hono";
 import { parseEventId } from "../protocol/index.js";
 import type { ActiveRun } from "../runs/index.js";
-import type { AppDeps } from "../http/index.js";
-import { parseBody } from "../http/index.js";
-import { principalOf } from "../http/index.js";
+import { type AppDeps, parseBody, principalOf, sseResponse, threadParam, waitingResponse } from "../http/index.js";
 import { resumeBody, runBody } from "./schemas.js";
-import { sseResponse } from "../http/index.js";
-import { threadParam } from "../http/index.js";
 
 /** `POST …/runs`, `POST …/resume`, `POST …/cancel`, `GET …/stream` under `/threads/:thread_id`. */
 export function runsRoutes(deps: AppDeps): Hono {
@@ -49,7 +45,7 @@ export function runsRoutes(deps: AppDeps): Hono {
       onDisconnect,
     });
     // Calls of a quorum interrupt still wait: no run, whatever the client asked for.
-    if ("waiting_on" in run) return c.json({ status: "waiting_human", waiting_on: run.waiting_on, run_id: null }, 202);
+    if ("waiting_on" in run) return waitingResponse(c, run.waiting_on);
     if (wantsStream) return streamRun(run, c.req.raw.signal);
     return c.json({ run_id: run.runId }, 202);
   });

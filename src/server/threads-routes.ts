@@ -1,10 +1,7 @@
 import { Hono } from "hono";
 import { AppError } from "../protocol/index.js";
-import type { AppDeps } from "../http/index.js";
-import { parseBody } from "../http/index.js";
-import { principalOf } from "../http/index.js";
+import { type AppDeps, parseBody, principalOf, threadParam } from "../http/index.js";
 import { createThreadBody, listThreadsQuery } from "./schemas.js";
-import { threadParam } from "../http/index.js";
 
 /** `POST /threads`, `GET /threads`, `GET /threads/:thread_id`, `GET /threads/:thread_id/audit`. */
 export function threadsRoutes(deps: AppDeps): Hono {

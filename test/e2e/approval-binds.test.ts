@@ -21,7 +21,7 @@ const as = (token: string) => ({ authorization: `Bearer ${token}` });
 const [OPS, FIN1, FIN2] = [as("tok-ops-000001"), as("tok-fin1-00001"), as("tok-fin2-00001")];
 
 /** Replicas on PostgreSQL share a sealing key; one SQLite file keeps its own beside the database. */
-const SEALING = pgTestClusterUrl() ? { SEALING_KEY: "c2VhbGluZy1rZXktZm9yLXRoZS10ZXN0cy0wMDAwMDA=" } : {};
+const SEALING: Record<string, string> = pgTestClusterUrl() ? { SEALING_KEY: "c2VhbGluZy1rZXktZm9yLXRoZS10ZXN0cy0wMDAwMDA=" } : {};
 
 let s: Stack;
 beforeAll(async () => {
