@@ -139,7 +139,7 @@ async function oneRun(client: TollgateClient, id: string, random: () => number):
       return "cancelled waiting";
     }
     const stream = pending
-      ? client.resume(id, pending.interrupt_id, pending.calls.map((c) => ({ call_id: c.call_id, approved: random() < 0.5 })))
+      ? client.resume(id, pending.interrupt_id, { decisions: pending.calls.map((c) => ({ call_id: c.call_id, approved: random() < 0.5 })) })
       : client.run(id, `refund A-1001 please (${Math.floor(random() * 1e6)})`);
     const r = random();
     if (r < 0.15) setTimeout(() => void client.cancel(id).catch(() => undefined), random() * 300);

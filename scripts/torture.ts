@@ -111,7 +111,7 @@ async function workload(client: TollgateClient, ids: string[], random: () => num
           const r = random();
           if (view?.pending) {
             if (r < 0.15) await client.cancel(id);
-            else await client.resume(id, view.pending.interrupt_id, view.pending.calls.map((c) => ({ call_id: c.call_id, approved: r < 0.8 }))).collect();
+            else await client.resume(id, view.pending.interrupt_id, { decisions: view.pending.calls.map((c) => ({ call_id: c.call_id, approved: r < 0.8 })) }).collect();
           } else {
             const message = r < 0.5 ? "refund A-1001 5 cents" : r < 0.8 ? "where is A-1002" : "talk to me";
             const stream = client.run(id, message);

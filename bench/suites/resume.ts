@@ -68,7 +68,7 @@ function tollgateWaiting(baseUrl: string) {
         const start = nowUs();
         let first = 0;
         const decisions = interrupt.calls.map((c) => ({ call_id: c.call_id, approved: true }));
-        for await (const e of client.resume(threadId, interrupt.interrupt_id, decisions)) {
+        for await (const e of client.resume(threadId, interrupt.interrupt_id, { decisions })) {
           first ||= nowUs();
           if (e.type === "error") throw new Error(`tollgate resume failed: ${e.message}`);
         }

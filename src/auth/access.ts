@@ -17,6 +17,14 @@ export interface ThreadFacts {
   decidedByCaller: () => Promise<boolean>;
 }
 
+/** The calls of one interrupt, on a thread owned by `owner`, asked for in a turn `requester` started. */
+export interface InterruptCalls {
+  owner: string;
+  calls: readonly CallPolicy[];
+  /** Null or not given: no requester on record. */
+  requester?: string | null;
+}
+
 /**
  * The rules of *Identity and access*, in one place. With auth off (`enforced` false) everyone is
  * the local user and may do everything, four eyes included: there is only one person.
@@ -50,8 +58,9 @@ export class Access {
    * roles: four eyes. `quorum`: one with the required role (an admin has every role), and four
    * eyes too: the owner and the requester never count.
    */
-  mayDecide(p: Principal, owner: string, call: CallPolicy, requester: string | null = null): boolean {
+  mayDecide(p: Principal, on: { owner: string; call: CallPolicy; requester?: string | null }): boolean {
     if (!this.enforced) return true;
+    const { owner, call, requester = null } = on;
     const admin = hasRole(p, "admin");
     const approver = hasRole(p, "approver") || admin;
     const fourEyes = p.sub !== owner && p.sub !== requester;
@@ -60,13 +69,13 @@ export class Access {
   }
 
   /** An interrupt is decided as a whole: `p` must be allowed every call in it. */
-  mayDecideAll(p: Principal, owner: string, calls: readonly CallPolicy[], requester: string | null = null): boolean {
-    return calls.every((call) => this.mayDecide(p, owner, call, requester));
+  mayDecideAll(p: Principal, on: InterruptCalls): boolean {
+    return on.calls.every((call) => this.mayDecide(p, { owner: on.owner, call, requester: on.requester }));
   }
 
   /** May `p` decide at least one of these calls (an interrupt that takes partial decisions)? */
-  mayDecideAny(p: Principal, owner: string, calls: readonly CallPolicy[], requester: string | null = null): boolean {
-    return calls.some((call) => this.mayDecide(p, owner, call, requester));
+  mayDecideAny(p: Principal, on: InterruptCalls): boolean {
+    return on.calls.some((call) => this.mayDecide(p, { owner: on.owner, call, requester: on.requester }));
   }
 
   /**
@@ -75,7 +84,7 @@ export class Access {
    */
   async maySee(p: Principal, t: ThreadFacts): Promise<boolean> {
     if (this.owns(p, t.owner)) return true;
-    if (t.openCalls.length > 0 && this.mayDecideWaiting(p, t.owner, t.openCalls, t.openRequester, t.openPartial)) return true;
+    if (t.openCalls.length > 0 && this.mayDecideWaiting(p, { owner: t.owner, calls: t.openCalls, requester: t.openRequester, partial: t.openPartial })) return true;
     return t.decidedByCaller();
   }
 
@@ -83,8 +92,9 @@ export class Access {
    * May `p` take a decision on this open interrupt: every call, when it is decided as a whole; at
    * least one, when it holds a quorum call (it takes partial decisions).
    */
-  mayDecideWaiting(p: Principal, owner: string, calls: readonly CallPolicy[], requester: string | null = null, partial = calls.some((c) => c.policy === "quorum")): boolean {
-    return partial ? this.mayDecideAny(p, owner, calls, requester) : this.mayDecideAll(p, owner, calls, requester);
+  mayDecideWaiting(p: Principal, on: { owner: string; calls: readonly CallPolicy[]; requester?: string | null; partial?: boolean }): boolean {
+    const { owner, calls, requester = null, partial = calls.some((c) => c.policy === "quorum") } = on;
+    return partial ? this.mayDecideAny(p, { owner, calls, requester }) : this.mayDecideAll(p, { owner, calls, requester });
   }
 
   /** `/metrics` needs `metrics` or `admin` when auth is on. */

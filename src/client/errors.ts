@@ -13,11 +13,12 @@ export class TollgateError extends Error {
   readonly code: ErrorCode | ClientErrorCode | (string & {});
   readonly status: number;
 
-  constructor(code: string, status: number, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  /** `o.status`: the HTTP status, or 0; `o.cause`: what the error came from (a network failure, a parse error). */
+  constructor(code: string, message: string, o: { status: number; cause?: unknown }) {
+    super(message, o.cause === undefined ? undefined : { cause: o.cause });
     this.name = "TollgateError";
     this.code = code;
-    this.status = status;
+    this.status = o.status;
   }
 }
 
@@ -29,19 +30,19 @@ export async function errorFromResponse(response: Response): Promise<TollgateErr
   const error = isRecord(body) && isRecord(body.error) ? body.error : undefined;
   if (error && typeof error.code === "string") {
     const message = typeof error.message === "string" ? error.message : error.code;
-    return new TollgateError(error.code, response.status, message);
+    return new TollgateError(error.code, message, { status: response.status });
   }
   // Not our JSON: a gateway or dev-server page. Keep a short excerpt so the cause is visible.
   const excerpt = text.slice(0, 200);
-  return new TollgateError("http_error", response.status, `HTTP ${response.status}${excerpt ? `: ${excerpt}` : ""}`);
+  return new TollgateError("http_error", `HTTP ${response.status}${excerpt ? `: ${excerpt}` : ""}`, { status: response.status });
 }
 
 export function protocolError(message: string, cause?: unknown): TollgateError {
-  return new TollgateError("protocol_error", 0, message, cause === undefined ? undefined : { cause });
+  return new TollgateError("protocol_error", message, { status: 0, cause });
 }
 
 export function networkError(message: string, cause?: unknown): TollgateError {
-  return new TollgateError("network_error", 0, message, cause === undefined ? undefined : { cause });
+  return new TollgateError("network_error", message, { status: 0, cause });
 }
 
 function tryParseJson(text: string): unknown {

@@ -7,9 +7,9 @@ import type {
   AuditTrail,
   CreateThreadBody,
   GraphList,
-  Decision,
   ListThreadsOptions,
   Me,
+  ResumeOptions,
   RunOptions,
   StreamOptions,
   ThreadList,
@@ -98,10 +98,10 @@ export class TollgateClient {
    * `POST /threads/:id/resume` with `Accept: text/event-stream`: streams the continuation.
    * Each decision is sent as given, `reason` and `edited_args` included. `on_disconnect` as for `run`.
    */
-  resume(threadId: string, interruptId: string, decisions: Decision[], opts: RunOptions = {}): EventStream {
+  resume(threadId: string, interruptId: string, opts: ResumeOptions): EventStream {
     const body = {
       interrupt_id: interruptId,
-      decisions,
+      decisions: opts.decisions,
       ...(opts.answers ? { answers: opts.answers } : {}),
       ...(opts.on_disconnect ? { on_disconnect: opts.on_disconnect } : {}),
     };
@@ -115,9 +115,9 @@ export class TollgateClient {
   resumeDetached(
     threadId: string,
     interruptId: string,
-    decisions: Decision[],
+    opts: Pick<ResumeOptions, "decisions">,
   ): Promise<{ run_id: string } | { status: "waiting_human"; waiting_on: string[]; run_id: null }> {
-    return this.#json("POST", `${threadPath(threadId)}/resume`, { interrupt_id: interruptId, decisions });
+    return this.#json("POST", `${threadPath(threadId)}/resume`, { interrupt_id: interruptId, decisions: opts.decisions });
   }
 
   /** `POST /threads/:id/cancel`. Idempotent. */

@@ -19,7 +19,7 @@ export type {
   ThreadView,
 } from "../protocol/index.js";
 
-import type { Answer } from "../protocol/index.js";
+import type { Answer, Decision } from "../protocol/index.js";
 
 /**
  * A bearer token, or a function giving the one to use now (called once per request, reconnects
@@ -48,6 +48,12 @@ export interface RunOptions {
   graph_id?: string;
   /** With a resume: one answer per question the interrupt holds (`questions`). */
   answers?: Answer[];
+}
+
+/** A resume: the decisions, and what else it may carry. */
+export interface ResumeOptions extends Pick<RunOptions, "on_disconnect" | "answers"> {
+  /** One per pending call; empty for an interrupt that holds questions alone. */
+  decisions: Decision[];
 }
 
 export interface StreamOptions {

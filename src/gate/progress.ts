@@ -91,7 +91,7 @@ export function applyDecisions(o: ProgressInput): ProgressStep {
     if (d.edited_args !== undefined && !edit) throw refusals.editCheckedElsewhere();
     if (edit && (edit.changed.length || at.edit)) {
       const policy = o.policyOf(call.name, edit.args);
-      if (!deciders.mayDecide(p, owner, policy, requester)) {
+      if (!deciders.mayDecide(p, { owner, call: policy, requester })) {
         throw forbiddenAfterEdit(d.call_id, policy);
       }
       const version = (at.version ?? 1) + 1;

@@ -12,8 +12,8 @@ export type PolicyOf = (tool: string, args: Record<string, unknown>) => CallPoli
 export interface Deciders {
   /** With auth off there is one person: one approval closes any call. */
   readonly enforced: boolean;
-  mayDecide(p: Principal, owner: string, call: CallPolicy, requester: string | null): boolean;
-  mayDecideWaiting(p: Principal, owner: string, calls: readonly CallPolicy[], requester: string | null, partial: boolean): boolean;
+  mayDecide(p: Principal, on: { owner: string; call: CallPolicy; requester: string | null }): boolean;
+  mayDecideWaiting(p: Principal, on: { owner: string; calls: readonly CallPolicy[]; requester: string | null; partial: boolean }): boolean;
 }
 
 /** Who a call's policy lets decide it, in words. */
@@ -29,7 +29,7 @@ export function neededApprovals(deciders: Pick<Deciders, "enforced">, call: Call
 
 /** `403` unless `p` may decide this one call. */
 export function refuseUndecidable(deciders: Deciders, o: { p: Principal; owner: string; requester: string | null; call: CallPolicy & { call_id: string } }): void {
-  if (!deciders.mayDecide(o.p, o.owner, o.call, o.requester)) throw new AppError("forbidden", `You may not decide call ${clip(o.call.call_id)}: ${whoMay(o.call)}`);
+  if (!deciders.mayDecide(o.p, { owner: o.owner, call: o.call, requester: o.requester })) throw new AppError("forbidden", `You may not decide call ${clip(o.call.call_id)}: ${whoMay(o.call)}`);
 }
 
 /** `403`: the editor would not be allowed to decide the call as the edit makes it. */
@@ -45,7 +45,7 @@ export function refuseUndecidableInterrupt(
   deciders: Deciders,
   o: { p: Principal; owner: string; requester: string | null; calls: readonly CallPolicy[]; partial: boolean },
 ): void {
-  if (deciders.mayDecideWaiting(o.p, o.owner, o.calls, o.requester, o.partial)) return;
+  if (deciders.mayDecideWaiting(o.p, { owner: o.owner, calls: o.calls, requester: o.requester, partial: o.partial })) return;
   const fourEyes = o.calls.some((c) => c.policy === "approver") && (o.p.sub === o.owner || o.p.sub === o.requester);
   throw new AppError(
     "forbidden",
@@ -67,7 +67,7 @@ export function refuseEditPastPolicy(
   if (edited.policy === "quorum") {
     throw new AppError("forbidden", `With these edits call ${clip(call.call_id)} would need ${edited.requires!.approvers} of ${edited.requires!.role}: reject it, and ask for it again`);
   }
-  if (!deciders.mayDecide(o.p, o.owner, edited, o.requester)) {
+  if (!deciders.mayDecide(o.p, { owner: o.owner, call: edited, requester: o.requester })) {
     throw new AppError(
       "forbidden",
       `With these edits call ${clip(call.call_id)} would need ${edited.policy === "approver" ? "an approver other than its owner or requester" : "its owner or an approver"}`,

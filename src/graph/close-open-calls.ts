@@ -7,22 +7,29 @@ import { holdsInput, inputMessage, type RunInput } from "./run-input.js";
 import type { ServedGraph } from "./served-graph.js";
 import { outcomeMessage, unansweredCalls } from "./tool-messages.js";
 
+/** What closing a thread's open calls needs besides its graph. */
+export interface PendingCallsClosing {
+  /** What it knows wins over `fallback`: a call that ran keeps its result, one caught mid-run is "outcome unknown". */
+  ledger: ExecutionLedger;
+  threadId: string;
+  /** The answer for a call the ledger never saw run. */
+  fallback: ToolOutcome;
+  /**
+   * The user's message of the message run being closed; put at the end of the history if the
+   * graph never saved it (the run died or stopped before its end was saved), so the next model
+   * call sees the question that went unanswered.
+   */
+  input?: RunInput;
+}
+
 /**
  * Answers every call the thread's last assistant message left open (in the graph, or in the
  * subgraph it paused in), so the history stays valid for the next model call, and ends the graph
  * there: the built-in agent's `closed`, or pending tasks cleared.
- * Works from what the next run will load. What the ledger knows wins over `fallback`: a call that ran keeps its result, one caught
- * mid-run is "outcome unknown". `input`: the user's message of the message run being closed; put
- * at the end of the history if the graph never saved it (the run died or stopped before its end
- * was saved), so the next model call sees the question that went unanswered.
+ * Works from what the next run will load.
  */
-export async function closePendingCalls(
-  served: ServedGraph,
-  ledger: ExecutionLedger,
-  threadId: string,
-  fallback: ToolOutcome,
-  input?: RunInput,
-): Promise<ToolMessage[]> {
+export async function closePendingCalls(served: ServedGraph, o: PendingCallsClosing): Promise<ToolMessage[]> {
+  const { ledger, threadId, fallback, input } = o;
   const { graph } = served;
   const config = { configurable: { thread_id: threadId } };
   let state = await graph.getState(config, { subgraphs: true });

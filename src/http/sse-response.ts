@@ -61,7 +61,7 @@ export function sseResponse<T = LoggedEvent>(o: SseOptions<T>): Response {
               if (stop.signal.aborted) break; // the client left while the batch was being read
             } else {
               text = "";
-              for (const e of batch as LoggedEvent[]) text += sseFrame(o.runId, e.seq, e.type, e.data);
+              for (const e of batch as LoggedEvent[]) text += sseFrame(o.runId, e);
             }
             if (text) controller.enqueue(encoder.encode(text));
           }

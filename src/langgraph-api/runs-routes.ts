@@ -113,10 +113,10 @@ export function runsRoutes(deps: AppDeps): Hono {
   app.get("/:thread_id/runs", async (c) => {
     const p = principalOf(c);
     const threadId = threadParam(c);
-    const limit = boundedInt(c.req.query("limit"), 10, 1, 1000);
-    const offset = boundedInt(c.req.query("offset"), 0, 0, 100_000);
+    const limit = boundedInt(c.req.query("limit"), { def: 10, min: 1, max: 1000 });
+    const offset = boundedInt(c.req.query("offset"), { def: 0, min: 0, max: 100_000 });
     const thread = await deps.threads.row(p, threadId);
-    return c.json((await deps.threads.runs(p, threadId, limit, offset)).map((r) => runObject(r, thread)));
+    return c.json((await deps.threads.runs(p, threadId, { limit, offset })).map((r) => runObject(r, thread)));
   });
 
   app.get("/:thread_id/runs/:run_id", async (c) => {
@@ -172,7 +172,9 @@ export function runsRoutes(deps: AppDeps): Hono {
   return app;
 }
 
-function boundedInt(raw: string | undefined, def: number, min: number, max: number): number {
+/** A query parameter as an integer from `min` to `max` (`def` when absent); else `400`. */
+function boundedInt(raw: string | undefined, range: { def: number; min: number; max: number }): number {
+  const { def, min, max } = range;
   if (raw === undefined) return def;
   const n = Number(raw);
   if (!Number.isInteger(n) || n < min || n > max) throw new AppError("invalid_request", `limit and offset must be integers from ${min} to ${max}`);

@@ -66,8 +66,8 @@ export function nextDemoStep(messages: BaseMessage[]): DemoStep {
   const order = parseJson(lookup);
   if (!order) return { kind: "say", text: `I couldn't look up ${orderId}: ${String(lookup.content)}` };
 
-  if (/refund/i.test(request)) return refundStep(request, orderId, order, results.get("refund_order"));
-  if (/e-?mail/i.test(request)) return emailStep(request, orderId, order, results.get("send_email"));
+  if (/refund/i.test(request)) return refundStep({ request, orderId, order }, results.get("refund_order"));
+  if (/e-?mail/i.test(request)) return emailStep({ request, orderId, order }, results.get("send_email"));
   return {
     kind: "say",
     text:
@@ -76,7 +76,16 @@ export function nextDemoStep(messages: BaseMessage[]): DemoStep {
   };
 }
 
-function refundStep(request: string, orderId: string, order: Record<string, unknown>, done?: ToolMessage): DemoStep {
+/** A request about one order, and the order as the lookup found it. */
+interface OrderAsk {
+  request: string;
+  orderId: string;
+  order: Record<string, unknown>;
+}
+
+/** `done`: the refund's result, once it ran (or was refused). */
+function refundStep(ask: OrderAsk, done?: ToolMessage): DemoStep {
+  const { request, orderId, order } = ask;
   if (!done) {
     const remaining = Number(order.total_cents) - Number(order.refunded_cents);
     const amount = amountCents(request) ?? remaining;
@@ -91,7 +100,9 @@ function refundStep(request: string, orderId: string, order: Record<string, unkn
   return { kind: "say", text: `I did not refund ${orderId}. ${String(done.content)}` };
 }
 
-function emailStep(request: string, orderId: string, order: Record<string, unknown>, done?: ToolMessage): DemoStep {
+/** `done`: the email's result, once it was sent (or refused). */
+function emailStep(ask: OrderAsk, done?: ToolMessage): DemoStep {
+  const { request, orderId, order } = ask;
   if (!done) {
     const said = /\bthat\b\s+(.+)$/i.exec(request)?.[1] ?? `an update on your order ${orderId}.`;
     return {

@@ -192,7 +192,7 @@ export class WebhookDispatcher {
       }
       return;
     }
-    const retryAt = this.now() + webhookBackoffMs(d.attempts, this.o.backoffBaseMs, this.o.backoffCapMs);
+    const retryAt = this.now() + webhookBackoffMs(d.attempts, { baseMs: this.o.backoffBaseMs, capMs: this.o.backoffCapMs });
     if (await outbox.settle(d.id, d.attempts, { error, retryAt })) {
       log.info("webhook attempt failed; will retry", { thread_id: d.thread_id, delivery_id: d.id, attempts: d.attempts, error });
       this.o.onOutcome?.("retry", d);

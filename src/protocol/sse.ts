@@ -25,15 +25,15 @@ export function parseEventId(id: string): { runId: string; seq: number } | null 
   return { runId: id.slice(0, at), seq };
 }
 
-/** One SSE frame from an event's pre-serialized `data` (one line: JSON.stringify emits no raw newlines). */
-export function sseFrame(runId: string, seq: number, type: string, dataJson: string): string {
-  return `id: ${runId}:${seq}\nevent: ${type}\ndata: ${dataJson}\n\n`;
+/** One SSE frame of a logged event, its `data` sent as serialized (one line: JSON.stringify emits no raw newlines). */
+export function sseFrame(runId: string, e: LoggedEvent): string {
+  return `id: ${runId}:${e.seq}\nevent: ${e.type}\ndata: ${e.data}\n\n`;
 }
 
 /** One SSE frame for an event object. */
 export function encodeFrame(seq: number, event: ProtocolEvent): string {
   const { type, ...data } = event;
-  return sseFrame(event.run_id, seq, type, JSON.stringify(data));
+  return sseFrame(event.run_id, { seq, type, data: JSON.stringify(data) });
 }
 
 export const HEARTBEAT_FRAME = ": ping\n\n";

@@ -1,6 +1,6 @@
 export { useTollgate, type UseTollgateOptions, type UseTollgateResult } from "./use-tollgate.js";
 export { TollgateSession, type TollgateSessionOptions, type TollgateSnapshot, type SessionStatus, type SessionError } from "./tollgate-session.js";
-export { buildTimeline, blockStart, appendEvent, type TimelineItem, type ToolCard, type AnswerState, type RunBlock, type TimelineInput } from "./timeline.js";
+export { buildTimeline, blockStart, appendEvent, type TimelineItem, type ToolCard, type AnswerState, type RunBlock, type TimelineInput, type BlockSearch } from "./timeline.js";
 export { ServerClock } from "./server-clock.js";
 export { policyInWords, waitingInWords } from "./policy-words.js";
 // The typed client and the protocol types, so an app needs one import for all of it.

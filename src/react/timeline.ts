@@ -72,8 +72,18 @@ export function appendEvent(block: RunBlock, event: ProtocolEvent): void {
   }
 }
 
+/** Where `blockStart` looks for a run's messages. */
+export interface BlockSearch {
+  /** The thread's messages as last read. */
+  messages: readonly ThreadMessage[];
+  /** The end of what earlier runs account for: nothing of this run sits before it. */
+  from: number;
+  /** The thread's messages as loaded with the page, for a run replayed after a reload. */
+  loaded?: readonly ThreadMessage[];
+}
+
 /**
- * Where a run's own messages begin among the thread's messages, searching from `from` (the end of
+ * Where a run's own messages begin among the thread's `messages`, searching from `from` (the end of
  * what earlier runs account for):
  * - a run this page started committed its user message first: the first user message with its text;
  * - a resume's first event is the `tool_result` of a decided call: that tool message (the call's
@@ -84,7 +94,9 @@ export function appendEvent(block: RunBlock, event: ProtocolEvent): void {
  * Until the run's messages can be found (the thread not read again yet), it sits where the page
  * last knew the thread to end.
  */
-export function blockStart(messages: readonly ThreadMessage[], from: number, block: RunBlock, loaded?: readonly ThreadMessage[]): number {
+export function blockStart(block: RunBlock, at: BlockSearch): number {
+  const { messages, loaded } = at;
+  let { from } = at;
   const fallback = Math.max(from, Math.min(block.messagesBefore ?? messages.length, messages.length));
   const found = (at: number) => (at === -1 ? fallback : at);
   // Messages are append-only: nothing of a run can sit before what existed when it started.
@@ -121,7 +133,7 @@ export function buildTimeline(input: TimelineInput): TimelineItem[] {
   const builder = new Builder();
   let cursor = 0;
   blocks.forEach((block, b) => {
-    const start = blockStart(messages, cursor, block, b === 0 ? input.loadedMessages : undefined);
+    const start = blockStart(block, { messages, from: cursor, loaded: b === 0 ? input.loadedMessages : undefined });
     for (let i = cursor; i < start; i++) builder.message(messages[i]!, i);
     builder.block(block, b);
     // A run adds no user message but its first: the next one begins someone else's run, even when

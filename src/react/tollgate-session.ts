@@ -171,7 +171,7 @@ export class TollgateSession {
     this.#error = null;
     this.#submitting = true;
     this.#emit();
-    const stream = this.#client.resume(this.threadId, pending.interrupt_id, decisions, { on_disconnect: "continue" });
+    const stream = this.#client.resume(this.threadId, pending.interrupt_id, { decisions, on_disconnect: "continue" });
     await this.#pump(stream, block, "resume");
     return block.events.length > 0;
   }
@@ -263,7 +263,7 @@ export class TollgateSession {
     this.#submitting = true;
     this.#emit();
     try {
-      const taken = await this.#client.resumeDetached(this.threadId, pending.interrupt_id, [decision]);
+      const taken = await this.#client.resumeDetached(this.threadId, pending.interrupt_id, { decisions: [decision] });
       if (taken.run_id === null) {
         await this.refresh();
         return;

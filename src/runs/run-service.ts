@@ -60,6 +60,17 @@ interface Launch {
   from?: string;
 }
 
+/** A run on its way to start: the claim to write, then what launches it once written. */
+interface RunStart<T, R> {
+  threadId: string;
+  runId: string;
+  /** Writes the run's claim; `launch` runs only once it has committed. */
+  claim: () => Promise<T>;
+  /** For a resume: the decision the settler reopens if the claim's commit went in unseen. */
+  reopen: ActiveRun["resume"];
+  launch: (claimed: T, controller: AbortController) => R;
+}
+
 export interface CancelResult {
   thread_id: string;
   cancelled: boolean;
@@ -90,7 +101,7 @@ export class RunService {
     this.refuseIfClosing();
     // A new thread gets the graph named (or the default); an unknown name writes nothing.
     const named = req.graphId !== undefined ? this.ctx.graphs.pick(req.graphId) : this.ctx.graphs.fallback();
-    const fork = req.fromCheckpoint !== undefined ? await forkPoint(this.ctx, p, threadId, req.fromCheckpoint) : undefined;
+    const fork = req.fromCheckpoint !== undefined ? await forkPoint(this.ctx, p, { threadId, checkpointId: req.fromCheckpoint }) : undefined;
     let graph!: ServedGraph;
     const runId = randomUUID();
     // An id of its own, so a repair can move or replace it like any other stored message.
@@ -112,22 +123,27 @@ export class RunService {
         if (!claimed.ok) throw claimRefusal(threadId, claimed.reason); // rolls back the thread `ensure` made
         if (fork) await refuseForkBeforeApprovals(tx, threadId, fork);
         await tx.threads.setTitle(threadId, scrubber.scrub(message).replace(/\s+/g, " ").trim().slice(0, TITLE_CHARS));
-        await tx.runs.start(runId, threadId, "message", encodeRunInput({ ...userMessage, content: scrubber.scrub(message) }));
+        await tx.runs.start(runId, threadId, { kind: "message", input: encodeRunInput({ ...userMessage, content: scrubber.scrub(message) }) });
       });
-    return this.begin(threadId, runId, claim, undefined, (_, controller) =>
-      this.launch(controller, {
-        threadId,
-        runId,
-        graph,
-        principal: p.sub,
-        requester: p.sub,
-        onDisconnect,
-        input: graph.messageInput(inputMessage(userMessage)),
-        decisions: [],
-        frames: req.frames,
-        from: fork?.checkpointId,
-      }),
-    );
+    return this.begin({
+      threadId,
+      runId,
+      claim,
+      reopen: undefined,
+      launch: (_, controller) =>
+        this.launch(controller, {
+          threadId,
+          runId,
+          graph,
+          principal: p.sub,
+          requester: p.sub,
+          onDisconnect,
+          input: graph.messageInput(inputMessage(userMessage)),
+          decisions: [],
+          frames: req.frames,
+          from: fork?.checkpointId,
+        }),
+    });
   }
 
   /**
@@ -146,13 +162,15 @@ export class RunService {
     // Edits of this resume, and those taken earlier on an interrupt decided call by call: checked
     // again on every try, since another decision may have edited the call meanwhile. A resume
     // without edits reads nothing here; the gate asks for them if earlier edits need binding.
-    const prepare = () => prepareEdits(this.ctx, threadId, interruptId, decisions);
+    const prepare = () => prepareEdits(this.ctx, { threadId, interruptId, decisions });
     const first = decisions.some((d) => d.edited_args !== undefined) ? await prepare() : NO_EDITS;
     this.refuseIfClosing();
-    return this.openResume(p, { ...req, ...(req.decisions ? { decisions } : {}) }, first, prepare);
+    return this.openResume(p, { ...req, ...(req.decisions ? { decisions } : {}) }, { first, prepare });
   }
 
-  private async openResume(p: Principal, req: ResumeRequest, first: PreparedEdits, prepare: () => Promise<PreparedEdits>): Promise<ActiveRun | WaitingGate> {
+  /** `edits.first`: the edits checked before, for the first try; `edits.prepare` checks them again for a retry. */
+  private async openResume(p: Principal, req: ResumeRequest, edits: { first: PreparedEdits; prepare: () => Promise<PreparedEdits> }): Promise<ActiveRun | WaitingGate> {
+    const { first, prepare } = edits;
     const { threadId, interruptId, decisions = [], onDisconnect = "cancel" } = req;
     const runId = randomUUID();
     let tries = 0;
@@ -160,33 +178,39 @@ export class RunService {
       retryOnProgressConflict(async () => {
         const edits = tries++ === 0 ? first : await prepare();
         return this.ctx.store.transaction(async (tx) => {
-          const opened = await openGate(this.ctx, tx, p, req, { edits, runId, now: this.ctx.clock.now(), admit: () => this.admission.admit(p.sub) });
+          const opened = await openGate(this.ctx, tx, { p, req, edits, runId, now: this.ctx.clock.now(), admit: () => this.admission.admit(p.sub) });
           if ("waiting_on" in opened) return opened; // decisions on single calls; others still wait, no run
-          await tx.runs.start(runId, threadId, "resume");
+          await tx.runs.start(runId, threadId, { kind: "resume" });
           return opened;
         });
       });
     // If the claim's commit went in unseen, the decision is not used up: the settler reopens it.
     const reopen = { interruptId, approved: decisions.filter((d) => d.approved).map((d) => d.call_id) };
-    return this.begin(threadId, runId, claim, reopen, (gate, controller) => {
-      reportDecision(this.ctx, gate.report); // committed: `begin` launches only after the claim
-      if ("waiting_on" in gate) return gate;
-      const resume = { interruptId, approved: gate.decisions.filter((d) => d.approved).map((d) => d.call_id) };
-      // The continuation still answers the same person's message: calls it asks for next are theirs too.
-      return this.launch(controller, {
-        threadId,
-        runId,
-        graph: this.ctx.graphs.forThread(gate.graphId),
-        principal: p.sub,
-        requester: gate.requester,
-        onDisconnect,
-        // The gate's decisions travel in the run's gate; what the graph's own interrupts wait for, as LangGraph's resume.
-        input: resumeInput(gate.resumeValues),
-        decisions: gate.decisions,
-        resumes: gate.callIds,
-        resume,
-        frames: req.frames,
-      });
+    return this.begin({
+      threadId,
+      runId,
+      claim,
+      reopen,
+      launch: (gate, controller) => {
+        reportDecision(this.ctx, gate.report); // committed: `begin` launches only after the claim
+        if ("waiting_on" in gate) return gate;
+        const resume = { interruptId, approved: gate.decisions.filter((d) => d.approved).map((d) => d.call_id) };
+        // The continuation still answers the same person's message: calls it asks for next are theirs too.
+        return this.launch(controller, {
+          threadId,
+          runId,
+          graph: this.ctx.graphs.forThread(gate.graphId),
+          principal: p.sub,
+          requester: gate.requester,
+          onDisconnect,
+          // The gate's decisions travel in the run's gate; what the graph's own interrupts wait for, as LangGraph's resume.
+          input: resumeInput(gate.resumeValues),
+          decisions: gate.decisions,
+          resumes: gate.callIds,
+          resume,
+          frames: req.frames,
+        });
+      },
     });
   }
 
@@ -213,7 +237,7 @@ export class RunService {
     // may have opened an interrupt, which the cancel still closes.
     if (run || starting.length) thread = (await this.ctx.store.threads.get(threadId)) ?? thread;
     if (thread.status === "waiting_human" && thread.open_interrupt_id) {
-      const closed = await closeInterrupt(this.ctx, threadId, thread.open_interrupt_id, "cancelled", p.sub);
+      const closed = await closeInterrupt(this.ctx, { threadId, interruptId: thread.open_interrupt_id, to: "cancelled", by: p.sub });
       cancelled = closed || cancelled;
       // Lost to a resume that began meanwhile (maybe on another replica): that run is the one to stop.
       if (!closed) thread = (await this.ctx.store.threads.get(threadId)) ?? thread;
@@ -264,7 +288,7 @@ export class RunService {
   events(runId: string, afterSeq: number, signal?: AbortSignal): AsyncGenerator<LoggedEvent[]> {
     // The follower itself, not a generator around it: a wrapper's `yield*` costs promises per batch.
     const live = this.ctx.inFlight.logs.get(runId);
-    return live ? live.follow(afterSeq, signal) : followStoredRun(this.ctx.store, runId, afterSeq, signal);
+    return live ? live.follow(afterSeq, signal) : followStoredRun(this.ctx.store, runId, { afterSeq, signal });
   }
 
   /**
@@ -273,7 +297,7 @@ export class RunService {
    */
   eventsWithFrames(runId: string, signal?: AbortSignal): AsyncGenerator<Array<LoggedEvent | GraphFrame>> {
     const live = this.ctx.inFlight.logs.get(runId);
-    return live ? live.followWithFrames(signal) : followStoredRun(this.ctx.store, runId, -1, signal);
+    return live ? live.followWithFrames(signal) : followStoredRun(this.ctx.store, runId, { afterSeq: -1, signal });
   }
 
   /** Whether a stream after `afterSeq` has anything to send: false once the terminal event is behind it. */
@@ -317,13 +341,8 @@ export class RunService {
    * while the claim is on its way to the database aborts it, and the run then ends `cancelled` as
    * soon as it begins (the claim may commit after the cancel read the thread).
    */
-  private async begin<T, R extends ActiveRun | WaitingGate>(
-    threadId: string,
-    runId: string,
-    claim: () => Promise<T>,
-    reopen: ActiveRun["resume"],
-    launch: (claimed: T, controller: AbortController) => R,
-  ): Promise<R> {
+  private async begin<T, R extends ActiveRun | WaitingGate>(o: RunStart<T, R>): Promise<R> {
+    const { threadId, runId, claim, reopen, launch } = o;
     const controller = new AbortController();
     let started!: (run: ActiveRun | undefined) => void;
     this.ctx.inFlight.starting.set(runId, { threadId, controller, started: new Promise((resolve) => (started = resolve)) });
@@ -346,7 +365,7 @@ export class RunService {
   private launch(controller: AbortController, l: Launch): ActiveRun {
     const { threadId, runId, resume } = l;
     // Registered in the same tick as the claim: a cancel arriving next finds it.
-    const log = new RunLog(runId, this.ctx.persister, this.ctx.redactor, this.ctx.metrics.runStarted(resume ? "resume" : "message"));
+    const log = new RunLog(runId, { persister: this.ctx.persister, redactor: this.ctx.redactor, meter: this.ctx.metrics.runStarted(resume ? "resume" : "message") });
     const gate = new RunGate({
       threadId,
       runId,

@@ -31,14 +31,15 @@ export function keyedHash(key: Buffer, args: unknown): string {
 }
 
 /** What every row about one pending call says: which call, with its keyed argument hash, by whom, when. */
-export function callRow(record: Pick<InterruptRecord, "thread_id" | "interrupt_id">, call: InterruptCall, by: string | null, at: number) {
+export function callRow(record: Pick<InterruptRecord, "thread_id" | "interrupt_id">, call: InterruptCall, stamp: { by: string | null; at: number }) {
+  const { by, at } = stamp;
   const seen = call.preview_hash ? { preview_hash: call.preview_hash } : {};
   return { thread_id: record.thread_id, interrupt_id: record.interrupt_id, call_id: call.call_id, tool: call.name, args_hash: call.audit_hash, ...seen, version: call.version, by, at };
 }
 
 /** One row per pending call of `record`, all decided the same way (expiry, cancel, a voided decision). */
 export function rowsForEachCall(record: InterruptRecord, how: Pick<AuditRecord, "decision" | "by" | "reason">, at: number): AuditRecord[] {
-  return record.calls.map((call) => ({ ...callRow(record, call, how.by, at), decision: how.decision, reason: how.reason }));
+  return record.calls.map((call) => ({ ...callRow(record, call, { by: how.by, at }), decision: how.decision, reason: how.reason }));
 }
 
 /** The trail entry of a row: the execution it approved, as far as the ledger knows it. */

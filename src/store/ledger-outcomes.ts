@@ -1,5 +1,6 @@
 import type { LedgerClaim } from "../ledger/index.js";
 import type { ToolOutcome } from "../tools/index.js";
+import type { Clock } from "../clock.js";
 import { isStorageFault } from "./storage-fault.js";
 import { NO_SCRUB, type SecretFilter, scrubJsonText } from "./stored-secrets.js";
 
@@ -10,6 +11,16 @@ export interface LedgerRow {
   status: "executing" | "settled";
   outcome: string | null;
   args_hash: string;
+}
+
+/** What either database's ledger is built with, besides its connection. */
+export interface LedgerOptions {
+  /** This process's replica: a fenced claim holds only while its run holds the thread here. */
+  replicaId: string;
+  /** Where claim and settle times come from; the system clock when not given. */
+  clock?: Clock;
+  /** Scrubs secrets from the outcomes it stores. */
+  scrub?: SecretFilter;
 }
 
 /** What a stored row says of a call: its recorded outcome, or in doubt (claimed, never settled). */

@@ -28,7 +28,7 @@ export const NO_SCRUB: SecretFilter = { scrub: (text) => text, scrubExact: (text
  */
 export function scrubJsonText(json: string, filter: SecretFilter): string {
   if (filter === NO_SCRUB || filter.scrub(json) === json) return json;
-  return JSON.stringify(walk(JSON.parse(json), filter, "free"));
+  return JSON.stringify(walk(JSON.parse(json), filter, { place: "free" }));
 }
 
 /**
@@ -42,19 +42,21 @@ const CALL_ARGUMENTS = new Set(["args", "function"]);
 /** Ids key the ledger, decisions and history repairs: never cut by shape, wherever they are. */
 const IDS = new Set(["id", "tool_call_id"]);
 
-function walk(value: unknown, filter: SecretFilter, place: Place, key?: string): unknown {
+/** `at.key`: the key the value sits under in its object (none for a list element or the root). */
+function walk(value: unknown, filter: SecretFilter, at: { place: Place; key?: string }): unknown {
+  const { place, key } = at;
   if (typeof value === "string") {
     if (place === "bound" || (key !== undefined && IDS.has(key))) return filter.scrubExact(value);
     return key === undefined ? filter.scrub(value) : filter.scrubEntry(key, value);
   }
-  if (Array.isArray(value)) return value.map((v) => walk(v, filter, place));
+  if (Array.isArray(value)) return value.map((v) => walk(v, filter, { place }));
   if (!value || typeof value !== "object") return value;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
     const inner: Place = place === "bound" ? "bound" : CALL_LISTS.has(k) ? "call" : place === "call" && CALL_ARGUMENTS.has(k) ? "bound" : "free";
     const name = place === "bound" ? filter.scrubExact(k) : filter.scrub(k);
     // Defined as an own property: a key "__proto__" stays data, as JSON.parse made it.
-    Object.defineProperty(out, name, { value: walk(v, filter, inner, k), enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(out, name, { value: walk(v, filter, { place: inner, key: k }), enumerable: true, writable: true, configurable: true });
   }
   return out;
 }

@@ -42,14 +42,28 @@ export interface ThreadRow {
  */
 export type IdleClaim = { ok: true } | { ok: false; reason: "not_found" | "awaiting_approval" | "busy" };
 
+/** What a new thread starts with, besides its id and owner. */
+export interface NewThreadOptions {
+  /** Free-form metadata, stored as JSON (`{}` when not given). */
+  metadata?: Record<string, unknown>;
+  /** The graph that runs the thread ("agent" when not given). */
+  graphId?: string;
+}
+
+/** Where a released thread goes. */
+export interface ThreadRelease {
+  to: Exclude<ThreadStatus, "running">;
+  /** Null keeps the thread's last outcome as it is. */
+  lastOutcome: LastOutcome | null;
+  /** The interrupt it waits on (with `to: "waiting_human"`); none when not given. */
+  openInterruptId?: string | null;
+}
+
 /** Threads and their status. Every status change is a compare-and-set in SQL. */
 export interface ThreadStore {
   get(threadId: string): Promise<ThreadRow | undefined>;
-  /**
-   * Creates the thread owned by `owner`, run by graph `graphId` ("agent" when not given); false
-   * (nothing written) if the id is taken.
-   */
-  create(threadId: string, owner: string, metadata?: Record<string, unknown>, graphId?: string): Promise<boolean>;
+  /** Creates the thread owned by `owner`; false (nothing written) if the id is taken. */
+  create(threadId: string, owner: string, o?: NewThreadOptions): Promise<boolean>;
   /**
    * The thread, created for `owner` with graph `graphId` ("agent" when not given) if it did not
    * exist. An existing thread is returned as it is, its `graph_id` unchanged (a thread keeps its
@@ -72,13 +86,7 @@ export interface ThreadStore {
    */
   claimWaiting(threadId: string, holderId: string, asRun: boolean): Promise<boolean>;
   /** running → idle | waiting_human, only by whoever holds the thread, on this replica (a survivor may have taken it over). */
-  release(
-    threadId: string,
-    holderId: string,
-    to: Exclude<ThreadStatus, "running">,
-    lastOutcome: LastOutcome | null,
-    openInterruptId?: string | null,
-  ): Promise<boolean>;
+  release(threadId: string, holderId: string, o: ThreadRelease): Promise<boolean>;
   listRunning(): Promise<ThreadRow[]>;
 }
 
@@ -138,15 +146,32 @@ export interface OpenInterrupt extends InterruptRecord {
   owner: string;
 }
 
+/** What a transition out of `waiting_human` records, and the deadline it must beat. */
+export interface InterruptTransition {
+  /** The decisions taken, stored as JSON (none when not given). */
+  decisions?: unknown;
+  /** The transition happens only while the interrupt's deadline is after this time. */
+  before?: number;
+}
+
+/** A compare-and-set write of an interrupt's per-call progress. */
+export interface ProgressWrite {
+  /** The `progress_seq` the progress was read at. */
+  seenSeq: number;
+  progress: InterruptProgress;
+  /** Written only while the interrupt's deadline is after this time. */
+  before: number;
+}
+
 /** Interrupt records. Transitions out of `waiting_human` are compare-and-set: one decider wins. */
 export interface InterruptStore {
   create(r: NewInterrupt): Promise<void>;
   get(interruptId: string): Promise<InterruptRecord | undefined>;
   /**
-   * waiting_human → `to`; false when it had already left waiting_human, or (with `before`) when
+   * waiting_human → `to`; false when it had already left waiting_human, or (with `o.before`) when
    * its deadline is not after `before`: a decision cannot win against the clock.
    */
-  transition(interruptId: string, to: Exclude<InterruptStatus, "waiting_human">, decisions?: unknown, before?: number): Promise<boolean>;
+  transition(interruptId: string, to: Exclude<InterruptStatus, "waiting_human">, o?: InterruptTransition): Promise<boolean>;
   /**
    * resumed | rejected → waiting_human: a decision whose run failed on storage before anything ran.
    * Its calls' progress goes with it: every call waits for new decisions (the trail says `superseded`).
@@ -156,10 +181,10 @@ export interface InterruptStore {
   /** Open interrupts whose escalation is due at `now` and not yet sent, before their deadline. */
   listDueEscalations(now: number): Promise<InterruptRecord[]>;
   /**
-   * Writes the calls' progress if it is still what was read (`seenSeq`) and the interrupt is still
-   * open before `before`; false otherwise (another decision, a close or the deadline came first).
+   * Writes the calls' progress if it is still what was read (`o.seenSeq`) and the interrupt is still
+   * open before `o.before`; false otherwise (another decision, a close or the deadline came first).
    */
-  recordProgress(interruptId: string, seenSeq: number, progress: InterruptProgress, before: number): Promise<boolean>;
+  recordProgress(interruptId: string, o: ProgressWrite): Promise<boolean>;
   /** Marks the escalation sent, once: false when it was already, or the interrupt is no longer open. */
   markEscalated(interruptId: string, at: number): Promise<boolean>;
   /** Interrupts still open for decisions at `now`, soonest deadline first. */
@@ -180,13 +205,19 @@ export interface RunRow {
   input: string | null;
 }
 
+/** How a run starts, besides its id and thread. */
+export interface NewRun {
+  kind: RunKind;
+  /** A message run's user message as JSON, written in the same commit as the claim. */
+  input?: string;
+}
+
 /**
  * Runs and their event logs (for `Last-Event-ID` replay). Every append publishes a `run_events`
  * notice with the run id on the store's bus once committed, so followers elsewhere read it.
  */
 export interface RunStore {
-  /** `input`: a message run's user message as JSON, written in the same commit as the claim. */
-  start(runId: string, threadId: string, kind: RunKind, input?: string): Promise<void>;
+  start(runId: string, threadId: string, o: NewRun): Promise<void>;
   /** Closes the run's row; false when it was already closed (another settled it). */
   end(runId: string, outcome: string): Promise<boolean>;
   get(runId: string): Promise<RunRow | undefined>;

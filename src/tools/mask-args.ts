@@ -85,7 +85,7 @@ export function maskAll(args: Record<string, unknown>): Record<string, unknown> 
  */
 export function sensitiveValues(args: unknown, paths: readonly string[]): string[] {
   const found = new Set<string>();
-  for (const path of paths) if (path) collectAt(args, path.split("."), 0, found);
+  for (const path of paths) if (path) collectAt(args, path.split("."), found);
   return [...found];
 }
 
@@ -121,22 +121,25 @@ function collectLeaves(value: unknown, found: Set<string>, depth = 0): void {
   }
 }
 
-/** Walks a dotted path the way `maskAt` does (arrays transparent unless indexed) and collects what it ends at. */
-function collectAt(node: unknown, keys: readonly string[], i: number, found: Set<string>): void {
+/**
+ * Walks a dotted path (`keys`: what is left of it) the way `maskAt` does (arrays transparent
+ * unless indexed) and collects what it ends at.
+ */
+function collectAt(node: unknown, keys: readonly string[], found: Set<string>): void {
   if (!node || typeof node !== "object") return;
-  const key = keys[i]!;
-  const last = i === keys.length - 1;
+  const [key, ...rest] = keys as [string, ...string[]];
+  const last = rest.length === 0;
   if (Array.isArray(node)) {
     if (/^\d+$/.test(key) && Number(key) < node.length) {
       if (last) collectLeaves(node[Number(key)], found);
-      else collectAt(node[Number(key)], keys, i + 1, found);
+      else collectAt(node[Number(key)], rest, found);
       return;
     }
-    for (const item of node) collectAt(item, keys, i, found);
+    for (const item of node) collectAt(item, keys, found);
     return;
   }
   const obj = node as Record<string, unknown>;
   if (!Object.prototype.hasOwnProperty.call(obj, key)) return;
   if (last) collectLeaves(obj[key], found);
-  else collectAt(obj[key], keys, i + 1, found);
+  else collectAt(obj[key], rest, found);
 }

@@ -26,7 +26,7 @@ export async function runToolCall(
   // An irreversible tool's code runs only through its own gate (`TollgateTool`), never from here.
   if (entry.kind === "irreversible") return closingOutcomes.noApproval();
   // Through the tool itself (its run is the call's traced run), with tollgate's context.
-  return runInner(entry, call, {}, opts.signal, opts.threadId);
+  return runInner(entry, call, { config: {}, signal: opts.signal, threadId: opts.threadId });
 }
 
 /** The schema's validation message, or null when the arguments fit. */

@@ -5,18 +5,24 @@ import type { ToolCallRequest, ToolOutcome } from "./tool-outcome.js";
 
 const NEVER_ABORTS = new AbortController().signal;
 
+/** One call of a tool's own code: which call, the run's abort signal, and its thread. */
+export interface InnerCall {
+  call: { id: string };
+  /** The run's abort signal, handed to the tool in `configurable` (none: it never aborts). */
+  signal: AbortSignal | undefined;
+  /** The thread the call belongs to; the config's `thread_id` when not given. */
+  threadId?: string;
+}
+
 /**
  * The config a tool's own code is called with. The signal travels in `configurable`: the promise
  * settles when the tool's code does. The explicit never-firing signal keeps LangChain from
  * inheriting the caller's signal and racing it (a tool that ignores the abort and commits later
  * must still be recorded with what it did).
  */
-export function innerConfig(
-  config: ToolRunnableConfig,
-  call: { id: string },
-  signal: AbortSignal | undefined,
-  threadId: string | undefined = (config.configurable as Record<string, unknown> | undefined)?.thread_id as string | undefined,
-): ToolRunnableConfig {
+export function innerConfig(config: ToolRunnableConfig, o: InnerCall): ToolRunnableConfig {
+  const { call, signal } = o;
+  const threadId = o.threadId ?? ((config.configurable as Record<string, unknown> | undefined)?.thread_id as string | undefined);
   const preview = (config.configurable as Record<string, unknown> | undefined)?.[PREVIEW_KEY];
   return {
     signal: NEVER_ABORTS,
@@ -29,23 +35,27 @@ export function innerConfig(
   };
 }
 
+/** How `runInner` runs a call: the caller's config and signal, its thread, and the wrapping tool's run. */
+export interface InnerRun {
+  config: ToolRunnableConfig;
+  signal: AbortSignal | undefined;
+  /** The thread the call belongs to; the config's `thread_id` when not given. */
+  threadId?: string;
+  /** The run of a tool that wraps this one: the code runs inside it. */
+  parent?: { run: unknown };
+}
+
 /**
  * Runs a tool's own code: a thrown error becomes an `error` outcome the model is told about; only
  * an abort the tool gave in to propagates, because the whole run is being stopped. Given the run
  * of a tool that wraps it (`parent`), the code runs inside that run (`_call`), so a call is one
  * traced run under the tool's name, not two.
  */
-export async function runInner(
-  tool: StructuredToolInterface,
-  call: ToolCallRequest,
-  config: ToolRunnableConfig,
-  signal: AbortSignal | undefined,
-  threadId?: string,
-  parent?: { run: unknown },
-): Promise<ToolOutcome> {
+export async function runInner(tool: StructuredToolInterface, call: ToolCallRequest, o: InnerRun): Promise<ToolOutcome> {
+  const { config, signal, threadId, parent } = o;
   try {
-    const own = innerConfig(config, call, signal, threadId);
-    const result: unknown = parent ? await callOwnCode(tool, call.args, parent.run, own) : await tool.invoke(call.args, own);
+    const own = innerConfig(config, { call, signal, threadId });
+    const result: unknown = parent ? await callOwnCode(tool, { args: call.args, run: parent.run, config: own }) : await tool.invoke(call.args, own);
     return { status: "ok", output: stringifyOutput(result) };
   } catch (err) {
     if (signal?.aborted) throw signal.reason ?? err;
@@ -56,11 +66,12 @@ export async function runInner(
 }
 
 /**
- * A wrapped tool's own code, inside the wrapping tool's run (`run`): its `_call`, which `invoke`
+ * A wrapped tool's own code, inside the wrapping tool's run (`o.run`): its `_call`, which `invoke`
  * would reach after parsing the arguments (done already) and opening a traced run of its own
  * (the wrapper's is the call's one). A tool without one is invoked.
  */
-export function callOwnCode(tool: StructuredToolInterface, args: unknown, run: unknown, config: ToolRunnableConfig): Promise<unknown> {
+export function callOwnCode(tool: StructuredToolInterface, o: { args: unknown; run: unknown; config: ToolRunnableConfig }): Promise<unknown> {
+  const { args, run, config } = o;
   const code = (tool as unknown as { _call?: (args: unknown, run: unknown, config: ToolRunnableConfig) => Promise<unknown> })._call;
   return typeof code === "function" ? code.call(tool, args, run, config) : tool.invoke(args, config);
 }

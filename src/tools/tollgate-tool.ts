@@ -161,7 +161,7 @@ export class TollgateTool extends StructuredTool {
       // so their text is masked here, the one place every caller's path goes through.
       // The tool's own code, inside this run: one traced run a call, under the tool's name.
       try {
-        return await callOwnCode(this.inner, args, run, innerConfig(config, call, signal));
+        return await callOwnCode(this.inner, { args, run, config: innerConfig(config, { call, signal }) });
       } catch (err) {
         throw maskThrown(err, this.sensitiveIn(call.args, config));
       }
@@ -183,7 +183,7 @@ export class TollgateTool extends StructuredTool {
     const { preview } = permit.decision;
     const withPreview = preview === undefined ? config : { ...config, configurable: { ...config.configurable, [PREVIEW_KEY]: preview } };
     // Masked before the ledger keeps the outcome: what it answers again later is what people may see.
-    const settled = permit.execute(async () => ({ ...this.maskedOutcome(await runInner(this.inner, call, withPreview, signal, undefined, { run }), call.args, config), ...edited }));
+    const settled = permit.execute(async () => ({ ...this.maskedOutcome(await runInner(this.inner, call, { config: withPreview, signal, parent: { run } }), call.args, config), ...edited }));
     return answer(call, id, await untilAborted(settled, signal));
   }
 

@@ -107,14 +107,14 @@ describe("the contract's errors, sent as JSON before any stream", () => {
 
     // Decide A by rejecting it; the model asks again, which opens B. A is now stale.
     s.model.push({ toolCalls: [{ id: "st2", name: "refund_order", args: { order_id: "A-1001", amount_cents: 50, reason: "r" } }] });
-    const b = terminal(await s.client.resume(id, a.interrupt_id, [{ call_id: "st1", approved: false }]).collect(), "interrupt");
+    const b = terminal(await s.client.resume(id, a.interrupt_id, { decisions: [{ call_id: "st1", approved: false }] }).collect(), "interrupt");
     expect(b.interrupt_id).not.toBe(a.interrupt_id);
     expect(errorOf(await call(s.server.url, "POST", path, { interrupt_id: a.interrupt_id, decisions: [{ call_id: "st1", approved: true }] }))).toEqual([409, "stale_interrupt"]);
     expect(s.db.rows("refunds", "call_id IN ('st1', 'st2')")).toHaveLength(0);
 
     // Reject B; the model is done. Now nothing is open: not_waiting.
     s.model.push({ text: "fine" });
-    terminal(await s.client.resume(id, b.interrupt_id, [{ call_id: "st2", approved: false }]).collect(), "done");
+    terminal(await s.client.resume(id, b.interrupt_id, { decisions: [{ call_id: "st2", approved: false }] }).collect(), "done");
     expect(errorOf(await call(s.server.url, "POST", path, { interrupt_id: b.interrupt_id, decisions: [] }))).toEqual([409, "not_waiting"]);
   });
 

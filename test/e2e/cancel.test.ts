@@ -86,7 +86,7 @@ describe("cancel", () => {
     const id = threadId("cancel-tool");
     s.model.push({ toolCalls: [{ id: "slow1", name: "slow_refund", args: { order_id: "A-1001", amount_cents: 7, delay_ms: 5000 } }] });
     const intr = terminal(await s.client.run(id, "slow refund").collect(), "interrupt");
-    const resumed = s.client.resume(id, intr.interrupt_id, [{ call_id: "slow1", approved: true }]);
+    const resumed = s.client.resume(id, intr.interrupt_id, { decisions: [{ call_id: "slow1", approved: true }] });
     const it = resumed[Symbol.asyncIterator]();
     // The ledger row appears when the tool starts; cancel only then.
     await waitFor("the ledger row of the approved call slow1", () => s.db.rows("ledger", "call_id = ?", "slow1").length === 1);

@@ -58,7 +58,7 @@ describe("runs against an OpenAI-compatible model", () => {
     expect(view.pending).toMatchObject({ interrupt_id: intr.interrupt_id, calls: intr.calls });
 
     s.model.push({ text: "Refunded." });
-    const resumed = await s.client.resume(id, intr.interrupt_id, [{ call_id: "p1", approved: true }]).collect();
+    const resumed = await s.client.resume(id, intr.interrupt_id, { decisions: [{ call_id: "p1", approved: true }] }).collect();
     terminal(resumed, "done");
     expect(types(resumed)).toEqual(["tool_result", "done"]);
     expect(only(resumed, "tool_result")[0]).toMatchObject({ call_id: "p1", status: "ok" });
@@ -71,7 +71,7 @@ describe("runs against an OpenAI-compatible model", () => {
     s.model.push({ toolCalls: [{ id: "q1", name: "refund_order", args: { order_id: "A-1004", amount_cents: 8900, reason: "x" } }] });
     const intr = terminal(await s.client.run(id, "refund all of A-1004").collect(), "interrupt");
     s.model.push({ text: "OK, no refund." });
-    const resumed = await s.client.resume(id, intr.interrupt_id, [{ call_id: "q1", approved: false, reason: "too much" }]).collect();
+    const resumed = await s.client.resume(id, intr.interrupt_id, { decisions: [{ call_id: "q1", approved: false, reason: "too much" }] }).collect();
     terminal(resumed, "done");
     expect(only(resumed, "tool_result")[0]).toMatchObject({ call_id: "q1", status: "rejected", error: "Rejected: too much" });
     expect(toolMessagesSeen(s.model.requests.at(-1)!.body).get("q1")).toBe("Rejected: too much");
@@ -94,7 +94,7 @@ describe("runs against an OpenAI-compatible model", () => {
     expect(intr.calls.map((c) => c.call_id)).toEqual(["m2", "m3"]);
 
     s.model.push({ text: "Refunded; no email sent." });
-    const resumed = await s.client.resume(id, intr.interrupt_id, [{ call_id: "m2", approved: true }]).collect();
+    const resumed = await s.client.resume(id, intr.interrupt_id, { decisions: [{ call_id: "m2", approved: true }] }).collect();
     terminal(resumed, "done");
     expect(only(resumed, "tool_result").map((e) => [e.call_id, e.status, e.error])).toEqual([
       ["m2", "ok", undefined],
@@ -113,7 +113,7 @@ describe("runs against an OpenAI-compatible model", () => {
       s.model.push(ask(cents));
       const intr = terminal(await s.client.run(id, `refund ${cents}`).collect(), "interrupt");
       s.model.push({ text: "done" });
-      const resumed = await s.client.resume(id, intr.interrupt_id, [{ call_id: intr.calls[0]!.call_id, approved: true }]).collect();
+      const resumed = await s.client.resume(id, intr.interrupt_id, { decisions: [{ call_id: intr.calls[0]!.call_id, approved: true }] }).collect();
       expect(only(resumed, "tool_result")[0]).toMatchObject({ status: "ok" });
       expect(JSON.parse(only(resumed, "tool_result")[0]!.output!)).toMatchObject({ amount_cents: cents });
     }

@@ -44,7 +44,7 @@ describe("MODEL=demo, offline", () => {
         preview: { order_id: "A-1002", status: "delivered", total_cents: 12000, refunded_cents: 0 },
       },
     ]);
-    const resumed = await client.resume(id, intr.interrupt_id, [{ call_id: intr.calls[0]!.call_id, approved: true }]).collect();
+    const resumed = await client.resume(id, intr.interrupt_id, { decisions: [{ call_id: intr.calls[0]!.call_id, approved: true }] }).collect();
     expect(terminal(resumed, "done").message).toBe("Done: refunded $5.00 on A-1002.");
     expect(db.rows("refunds", "call_id = ?", intr.calls[0]!.call_id)).toMatchObject([{ order_id: "A-1002", amount_cents: 500 }]);
   });
@@ -65,7 +65,7 @@ describe("MODEL=demo, offline", () => {
     // Recipient and body are personal data: masked for people, real for the tool.
     expect(intr.calls[0]).toMatchObject({ name: "send_email", args: { to: "***", subject: "About your order A-1003", body: "***" } });
     expect(JSON.stringify(events)).not.toContain("alan@example.com");
-    const resumed = await client.resume(id, intr.interrupt_id, [{ call_id: intr.calls[0]!.call_id, approved: false, reason: "wrong tone" }]).collect();
+    const resumed = await client.resume(id, intr.interrupt_id, { decisions: [{ call_id: intr.calls[0]!.call_id, approved: false, reason: "wrong tone" }] }).collect();
     expect(terminal(resumed, "done").message).toBe("I did not send the email. Rejected: wrong tone");
     expect(db.countRows("outbox")).toBe(0);
   });
@@ -74,7 +74,7 @@ describe("MODEL=demo, offline", () => {
     const id = threadId("demo-email-ok");
     const events = await client.run(id, "email the customer of A-1004 that we are sorry for the delay").collect();
     const intr = terminal(events, "interrupt");
-    const resumed = await client.resume(id, intr.interrupt_id, [{ call_id: intr.calls[0]!.call_id, approved: true }]).collect();
+    const resumed = await client.resume(id, intr.interrupt_id, { decisions: [{ call_id: intr.calls[0]!.call_id, approved: true }] }).collect();
     expect(terminal(resumed, "done").message).toBe("Sent: the email to the customer of A-1004 is in the outbox.");
     expect(db.rows("outbox", "call_id = ?", intr.calls[0]!.call_id)).toMatchObject([{ to: "edsger@example.com", body: "Hello, we are sorry for the delay" }]);
     const shown = JSON.stringify([events, resumed, await client.getThread(id)]);
@@ -87,7 +87,7 @@ describe("MODEL=demo, offline", () => {
     const events = await client.run(id, "email the customer of A-1002 that it ships tomorrow").collect();
     const intr = terminal(events, "interrupt");
     const callId = intr.calls[0]!.call_id;
-    const resumed = await client.resume(id, intr.interrupt_id, [{ call_id: callId, approved: true, edited_args: { to: "new-inbox@example.com" } }]).collect();
+    const resumed = await client.resume(id, intr.interrupt_id, { decisions: [{ call_id: callId, approved: true, edited_args: { to: "new-inbox@example.com" } }] }).collect();
     expect(terminal(resumed, "done").message).toBe("Sent: the email to the customer of A-1002 is in the outbox.");
     expect(only(resumed, "tool_result")[0]).toMatchObject({ status: "ok", edited: true });
     expect(db.rows("outbox", "call_id = ?", callId)).toMatchObject([{ to: "new-inbox@example.com" }]);

@@ -49,7 +49,7 @@ describe("restarts", () => {
       const view = await c2.getThread(id);
       expect(view).toMatchObject({ status: "waiting_human", pending: { interrupt_id: intr.interrupt_id, expires_at: intr.expires_at } });
       model.push({ text: "refunded after restart" });
-      const resumed = await c2.resume(id, intr.interrupt_id, [{ call_id: "k1", approved: true }]).collect();
+      const resumed = await c2.resume(id, intr.interrupt_id, { decisions: [{ call_id: "k1", approved: true }] }).collect();
       expect(terminal(resumed, "done").message).toBe("refunded after restart");
       const db = openDb(server.dataDir);
       expect(db.rows("refunds", "call_id = ?", "k1")).toHaveLength(1);
@@ -66,7 +66,7 @@ describe("restarts", () => {
     const first = await startServer(env());
     const c1 = new TollgateClient({ baseUrl: first.url, reconnect: { retries: 0 } });
     const intr = terminal(await c1.run(id, "slow refund").collect(), "interrupt");
-    const resumed = c1.resume(id, intr.interrupt_id, [{ call_id: "k2", approved: true }]);
+    const resumed = c1.resume(id, intr.interrupt_id, { decisions: [{ call_id: "k2", approved: true }] });
     const db1 = openDb(first.dataDir);
     await until(() => db1.rows("ledger", "call_id = ? AND status = 'executing'", "k2").length === 1);
     db1.close();

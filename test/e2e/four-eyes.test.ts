@@ -62,7 +62,7 @@ describe("four eyes", () => {
     expect(inbox.items).toContainEqual(expect.objectContaining({ thread_id: id, interrupt_id: intr.interrupt_id, requested_by: "alice" }));
 
     s.model.push({ text: "Refunded." });
-    const events = await ops.resume(id, intr.interrupt_id, [{ call_id: "fr1", approved: true }]).collect();
+    const events = await ops.resume(id, intr.interrupt_id, { decisions: [{ call_id: "fr1", approved: true }] }).collect();
     expect(terminal(events, "done").message).toBe("Refunded.");
     expect(s.db.rows("refunds", "call_id = ?", "fr1")).toMatchObject([{ amount_cents: 500 }]);
     expect((await ops.approvals()).items.map((i) => i.thread_id)).not.toContain(id);
@@ -82,7 +82,7 @@ describe("four eyes", () => {
     untouched(id, intr.interrupt_id);
     expect((await root.approvals()).items.map((i) => i.thread_id)).not.toContain(id);
     s.model.push({ text: "Refunded." });
-    terminal(await ops.resume(id, intr.interrupt_id, [{ call_id: "fa9", approved: true }]).collect(), "done");
+    terminal(await ops.resume(id, intr.interrupt_id, { decisions: [{ call_id: "fa9", approved: true }] }).collect(), "done");
     expect(s.db.rows("refunds", "call_id = ?", "fa9")).toHaveLength(1);
   });
 
@@ -107,7 +107,7 @@ describe("edit before approve", () => {
     const id = threadId("fe-edit");
     const intr = await aliceAsks(id, [{ id: "fe1", name: "refund_order", args: REFUND }]);
     s.model.push({ text: "Refunded half." });
-    const events = await ops.resume(id, intr.interrupt_id, [{ call_id: "fe1", approved: true, edited_args: { amount_cents: 250 } }]).collect();
+    const events = await ops.resume(id, intr.interrupt_id, { decisions: [{ call_id: "fe1", approved: true, edited_args: { amount_cents: 250 } }] }).collect();
     terminal(events, "done");
     expect(only(events, "tool_result")).toEqual([expect.objectContaining({ call_id: "fe1", status: "ok", edited: true })]);
     expect(s.db.rows("refunds", "call_id = ?", "fe1")).toMatchObject([{ order_id: "A-1002", amount_cents: 250, reason: "late" }]);
@@ -127,7 +127,7 @@ describe("edit before approve", () => {
     const id = threadId("fe-same");
     const intr = await aliceAsks(id, [{ id: "fs1", name: "refund_order", args: REFUND }]);
     s.model.push({ text: "ok" });
-    const events = await ops.resume(id, intr.interrupt_id, [{ call_id: "fs1", approved: true, edited_args: { amount_cents: 500 } }]).collect();
+    const events = await ops.resume(id, intr.interrupt_id, { decisions: [{ call_id: "fs1", approved: true, edited_args: { amount_cents: 500 } }] }).collect();
     expect(only(events, "tool_result")[0]!.edited).toBeUndefined();
     expect((await ops.audit(id)).entries).toMatchObject([{ decision: "approved", by: "ops" }]);
     expect(s.db.rows("refunds", "call_id = ?", "fs1")).toMatchObject([{ amount_cents: 500 }]);
@@ -170,10 +170,10 @@ describe("the audit trail", () => {
       { id: "fa3", name: "send_email", args: { to: "ada@example.com", subject: "s", body: "b" } },
     ]);
     s.model.push({ text: "Partly done." });
-    await ops.resume(id, intr.interrupt_id, [
+    await ops.resume(id, intr.interrupt_id, { decisions: [
       { call_id: "fa1", approved: true },
       { call_id: "fa2", approved: false, reason: "too much" },
-    ]).collect();
+    ] }).collect();
     const entries = (await s.client.audit(id)).entries;
     expect(entries).toMatchObject([
       { call_id: "fa1", tool: "refund_order", decision: "approved", by: "ops", reason: null, executed: { status: "ok" } },

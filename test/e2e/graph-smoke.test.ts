@@ -56,7 +56,7 @@ describe.each(["gated", "hitl"])("the %s graph behind the gate", (graph) => {
     const { events, intr, callId } = await ask(alice, graph, id, "amy", 100);
     const own = await call(server.url, "POST", `/threads/${id}/resume`, { interrupt_id: intr.interrupt_id, decisions: [{ call_id: callId, approved: true }] }, { authorization: `Bearer ${ALICE}` });
     expect([own.status, own.json.error.code]).toEqual([403, "forbidden"]);
-    const done = await ops.resume(id, intr.interrupt_id, [{ call_id: callId, approved: true }]).collect();
+    const done = await ops.resume(id, intr.interrupt_id, { decisions: [{ call_id: callId, approved: true }] }).collect();
     expect(resultOf(done, "wire_money")).toMatchObject({ status: "ok", output: "sent 100 to amy" });
     expect(wired().filter((w) => w.to === "amy")).toEqual([{ to: "amy", cents: 100, key: `${id}:${callId}` }]);
     const view = await alice.getThread(id);
@@ -71,7 +71,7 @@ describe.each(["gated", "hitl"])("the %s graph behind the gate", (graph) => {
   it("reject: the call never runs; the model reads the reason", async () => {
     const id = threadId(`${graph}-reject`);
     const { callId, intr } = await ask(alice, graph, id, "bob", 200);
-    const done = await ops.resume(id, intr.interrupt_id, [{ call_id: callId, approved: false, reason: "not today" }]).collect();
+    const done = await ops.resume(id, intr.interrupt_id, { decisions: [{ call_id: callId, approved: false, reason: "not today" }] }).collect();
     expect(resultOf(done, "wire_money")).toMatchObject({ status: "rejected", error: "Rejected: not today" });
     expect(terminal(done, "done").message).toContain("Rejected: not today");
     expect(wired().filter((w) => w.to === "bob")).toEqual([]);
@@ -80,7 +80,7 @@ describe.each(["gated", "hitl"])("the %s graph behind the gate", (graph) => {
   it("edit: the call runs once with the edited arguments and says so", async () => {
     const id = threadId(`${graph}-edit`);
     const { callId, intr } = await ask(alice, graph, id, "cat", 900);
-    const done = await ops.resume(id, intr.interrupt_id, [{ call_id: callId, approved: true, edited_args: { cents: 90 } }]).collect();
+    const done = await ops.resume(id, intr.interrupt_id, { decisions: [{ call_id: callId, approved: true, edited_args: { cents: 90 } }] }).collect();
     expect(resultOf(done, "wire_money")).toMatchObject({ status: "ok", edited: true, output: "sent 90 to cat" });
     expect(wired().filter((w) => w.to === "cat")).toEqual([{ to: "cat", cents: 90, key: `${id}:${callId}` }]);
   });
@@ -152,7 +152,7 @@ describe.each(["gated", "hitl"])("the %s graph when nobody decides, or the serve
       await first.kill();
       const doomed = await startServer({ ...env, TOLLGATE_KILL_AT: "ledger-claim:after" }, { dataDir });
       await new TollgateClient({ baseUrl: doomed.url, token: OPS, reconnect: { retries: 0 } })
-        .resume(id, intr.interrupt_id, [{ call_id: callId, approved: true }])
+        .resume(id, intr.interrupt_id, { decisions: [{ call_id: callId, approved: true }] })
         .collect()
         .catch(() => undefined); // the connection dies with the server
       expect((await doomed.exited).signal, "the server died at the claim").toBe("SIGKILL");

@@ -64,7 +64,7 @@ describe("kill -9 at each write of a run, then restart", () => {
         const work =
           c.scenario === "resume"
             ? client.getThread(thread).then((v) =>
-                client.resume(thread, v.pending!.interrupt_id, v.pending!.calls.map((p) => ({ call_id: p.call_id, approved: true }))).collect(),
+                client.resume(thread, v.pending!.interrupt_id, { decisions: v.pending!.calls.map((p) => ({ call_id: p.call_id, approved: true })) }).collect(),
               )
             : client.run(thread, "refund A-1001 5 cents").collect();
         await work.catch(() => undefined); // the connection dies with the server
@@ -78,7 +78,7 @@ describe("kill -9 at each write of a run, then restart", () => {
             const c2 = new TollgateClient({ baseUrl: after.url });
             const v = await c2.getThread(thread);
             expect(v.status).toBe("waiting_human");
-            const rest = await c2.resume(thread, v.pending!.interrupt_id, v.pending!.calls.map((p) => ({ call_id: p.call_id, approved: true }))).collect();
+            const rest = await c2.resume(thread, v.pending!.interrupt_id, { decisions: v.pending!.calls.map((p) => ({ call_id: p.call_id, approved: true })) }).collect();
             expect(rest.at(-1)?.type).toBe("done");
             expect(db.countRows("refunds")).toBe(1);
           }

@@ -38,7 +38,7 @@ describe("JSON logs (LOG_LEVEL=info)", () => {
     s.model.push(email("lg1"));
     const intr = terminal(await s.client.run(id, "email them").collect(), "interrupt");
     s.model.push({ text: "Sent." });
-    const done = terminal(await s.client.resume(id, intr.interrupt_id, [{ call_id: "lg1", approved: true }]).collect(), "done");
+    const done = terminal(await s.client.resume(id, intr.interrupt_id, { decisions: [{ call_id: "lg1", approved: true }] }).collect(), "done");
 
     const finished = () => logLines(s).filter((l) => l.msg === "run finished" && l.thread_id === id);
     await expect.poll(() => finished().length).toBe(2);
@@ -65,7 +65,7 @@ describe("JSON logs (LOG_LEVEL=info)", () => {
     const intr = terminal(await s.client.run(id, "refund A-1002 $5").collect(), "interrupt");
     s.model.push({ text: "Refunded." });
     const bob = new TollgateClient({ baseUrl: s.server.url, token: BOB });
-    const done = terminal(await bob.resume(id, intr.interrupt_id, [{ call_id: "lr1", approved: true }]).collect(), "done");
+    const done = terminal(await bob.resume(id, intr.interrupt_id, { decisions: [{ call_id: "lr1", approved: true }] }).collect(), "done");
     await expect.poll(() => logLines(s).some((l) => l.msg === "run finished" && l.run_id === done.run_id)).toBe(true);
     const mine = logLines(s).filter((l) => l.thread_id === id && (l.msg === "run finished" || l.msg === "approval decided"));
     expect(mine.map((l) => [l.msg, l.principal, l.outcome])).toEqual([

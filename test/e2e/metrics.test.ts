@@ -70,10 +70,10 @@ describe("GET /metrics", () => {
 
     // Approved, rejected (each resumes into an answer with tokens), and one closed by a cancel.
     s.model.push({ text: "Sent it." });
-    const approved = await s.client.resume(approveId, toApprove.interrupt_id, [{ call_id: "ma1", approved: true }]).collect();
+    const approved = await s.client.resume(approveId, toApprove.interrupt_id, { decisions: [{ call_id: "ma1", approved: true }] }).collect();
     terminal(approved, "done");
     s.model.push({ text: "Not sending it then." });
-    const rejected = await s.client.resume(rejectId, toReject.interrupt_id, [{ call_id: "mr1", approved: false }]).collect();
+    const rejected = await s.client.resume(rejectId, toReject.interrupt_id, { decisions: [{ call_id: "mr1", approved: false }] }).collect();
     terminal(rejected, "done");
     tokens += tokenCount(approved) + tokenCount(rejected);
     expect((await s.client.cancel(cancelIntrId)).cancelled).toBe(true);

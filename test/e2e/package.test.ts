@@ -322,7 +322,7 @@ describe("the npm package", () => {
       });
       expect(own.status).toBe(403);
 
-      const approved = await pat.resume("payout-1", intr.interrupt_id, [{ call_id: "pay1", approved: true }]).collect();
+      const approved = await pat.resume("payout-1", intr.interrupt_id, { decisions: [{ call_id: "pay1", approved: true }] }).collect();
       const [result] = of(approved, "tool_result");
       expect(result).toMatchObject({ call_id: "pay1", name: "send_payout", status: "ok" });
       expect(JSON.parse(result!.output!)).toEqual({ payout_id: "P-1", customer_id: "C-100", amount_cents: 12_500, iban_last4: "3000" });

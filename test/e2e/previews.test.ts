@@ -53,7 +53,7 @@ describe("a refund's preview", () => {
     expect(hook.body!.calls[0].preview).toEqual(intr.calls[0]!.preview);
 
     s.model.push({ text: "Refunded." });
-    terminal(await ops.resume(id, intr.interrupt_id, [{ call_id: "pv1", approved: true }]).collect(), "done");
+    terminal(await ops.resume(id, intr.interrupt_id, { decisions: [{ call_id: "pv1", approved: true }] }).collect(), "done");
     const audit = (await ops.audit(id)).entries;
     expect(audit).toMatchObject([{ call_id: "pv1", decision: "approved", preview_hash: expect.stringMatching(/^[0-9a-f]{64}$/), executed: { status: "ok" } }]);
     expect(audit[0]!.preview_hash).not.toBe(audit[0]!.args_hash);
@@ -67,9 +67,9 @@ describe("a refund's preview", () => {
     // Both approvers saw the order before either refund.
     expect(a.calls[0]!.preview).toEqual(b.calls[0]!.preview);
     s.model.push({ text: "Refunded." });
-    terminal(await ops.resume(second, b.interrupt_id, [{ call_id: "pv-b", approved: true }]).collect(), "done");
+    terminal(await ops.resume(second, b.interrupt_id, { decisions: [{ call_id: "pv-b", approved: true }] }).collect(), "done");
     s.model.push({ text: "The order changed; not refunded." });
-    const late = await ops.resume(first, a.interrupt_id, [{ call_id: "pv-a", approved: true }]).collect();
+    const late = await ops.resume(first, a.interrupt_id, { decisions: [{ call_id: "pv-a", approved: true }] }).collect();
     expect(only(late, "tool_result")[0]).toMatchObject({ call_id: "pv-a", status: "error", error: expect.stringMatching(/^stale_preview: order A-1004 has had \$2\.00 refunded since/) });
     expect(s.db.rows("refunds", "call_id = ?", "pv-a")).toEqual([]);
     expect(s.db.rows("refunds", "call_id = ?", "pv-b")).toHaveLength(1);
@@ -84,7 +84,7 @@ describe("a refund's preview", () => {
     expect(shown.refunded_cents).toBeGreaterThan(0);
     s.model.push({ text: "Refunded." });
     // The amount edited on the card as shown: the order has not changed since, so it runs.
-    const done = await ops.resume(id, intr.interrupt_id, [{ call_id: "pv-e", approved: true, edited_args: { amount_cents: 90 } }]).collect();
+    const done = await ops.resume(id, intr.interrupt_id, { decisions: [{ call_id: "pv-e", approved: true, edited_args: { amount_cents: 90 } }] }).collect();
     expect(only(done, "tool_result")[0]).toMatchObject({ call_id: "pv-e", status: "ok", edited: true });
     expect(s.db.rows("refunds", "call_id = ?", "pv-e")).toMatchObject([{ order_id: shown.order_id, amount_cents: 90 }]);
     // The audit names the preview the approver saw, not one taken on the edit that nobody approving saw.
@@ -97,7 +97,7 @@ describe("a refund's preview", () => {
     const id = threadId("pv-edit-other");
     const intr = await refundAsked(id, "pv-o", 100);
     s.model.push({ text: "Not refunded." });
-    const done = await ops.resume(id, intr.interrupt_id, [{ call_id: "pv-o", approved: true, edited_args: { order_id: "A-1001" } }]).collect();
+    const done = await ops.resume(id, intr.interrupt_id, { decisions: [{ call_id: "pv-o", approved: true, edited_args: { order_id: "A-1001" } }] }).collect();
     expect(only(done, "tool_result")[0]).toMatchObject({ call_id: "pv-o", status: "error", error: "stale_preview: the approval was given on order A-1004, not A-1001" });
     expect(s.db.rows("refunds", "call_id = ?", "pv-o")).toEqual([]);
   });

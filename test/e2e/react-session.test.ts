@@ -473,7 +473,7 @@ describe("request errors", () => {
     offline = false;
     const other = new TollgateClient({ baseUrl: demo.url });
     const view = await other.getThread(id);
-    await other.resume(id, view.pending!.interrupt_id, [{ call_id: callId, approved: true }]).collect();
+    await other.resume(id, view.pending!.interrupt_id, { decisions: [{ call_id: callId, approved: true }] }).collect();
     const end = await waitFor(s, "the approval seen", (x) => x.status === "idle" && card(x, "refund_order")?.status === "ok", 15_000);
     expect(answers(end).at(-1)?.text).toBe("Done: refunded $5.00 on A-1002.");
   });

@@ -202,7 +202,7 @@ describe.skipIf(skip)("three replicas on one PostgreSQL", () => {
     const id = threadId("takeover");
     f.model.push(refundTurn("k1", "slow_refund", { order_id: "A-1003", amount_cents: 9, delay_ms: 60_000 }));
     const intr = terminal(await b.run(id, "slow refund").collect(), "interrupt");
-    const resumed = a.resume(id, intr.interrupt_id, [{ call_id: "k1", approved: true }]);
+    const resumed = a.resume(id, intr.interrupt_id, { decisions: [{ call_id: "k1", approved: true }] });
     await until(async () => (await rows(f.db, "SELECT 1 FROM ledger WHERE call_id = $1 AND status = 'executing'", "k1")).length === 1);
     const killedAt = Date.now();
     await f.servers[0]!.kill("SIGKILL");
@@ -268,7 +268,7 @@ describe.skipIf(skip)("three replicas on one PostgreSQL", () => {
     // The approval that was refused is still open, and is taken now, once.
     expect(await b.getThread(id)).toMatchObject({ status: "waiting_human", pending: { interrupt_id: intr.interrupt_id } });
     f.model.push({ text: "refunded" });
-    terminal(await b.resume(id, intr.interrupt_id, [{ call_id: "o1", approved: true }]).collect(), "done");
+    terminal(await b.resume(id, intr.interrupt_id, { decisions: [{ call_id: "o1", approved: true }] }).collect(), "done");
     expect(await rows(f.db, "SELECT call_id FROM refunds WHERE call_id = $1", "o1")).toHaveLength(1);
     f.model.push({ text: "hello again" });
     terminal(await a.run(threadId("outage-after"), "hello").collect(), "done");

@@ -91,7 +91,7 @@ describe("another process holds the write lock", () => {
         release();
       }
       expect([r.status, r.json.error.code]).toEqual([503, "storage_unavailable"]);
-      const done = await client.resume("locked", interrupt_id, decisions).collect();
+      const done = await client.resume("locked", interrupt_id, { decisions }).collect();
       expect(expectOneTerminal(done).type).toBe("done");
       const db = openDb(server.dataDir);
       expect(db.countRows("refunds")).toBe(1);

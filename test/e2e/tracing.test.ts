@@ -38,7 +38,7 @@ async function emailFlow(client: TollgateClient) {
   const events = await client.run(id, "email the customer of A-1004 that we are sorry for the delay").collect();
   const intr = terminal(events, "interrupt");
   expect(intr.calls[0]).toMatchObject({ name: "send_email", args: { to: "***", subject: "About your order A-1004", body: "***" } });
-  const resumed = await client.resume(id, intr.interrupt_id, [{ call_id: intr.calls[0]!.call_id, approved: true, edited_args: { to: "new-inbox@example.com" } }]).collect();
+  const resumed = await client.resume(id, intr.interrupt_id, { decisions: [{ call_id: intr.calls[0]!.call_id, approved: true, edited_args: { to: "new-inbox@example.com" } }] }).collect();
   expect(terminal(resumed, "done").message).toBe("Sent: the email to the customer of A-1004 is in the outbox.");
   expect(only(resumed, "tool_result")[0]).toMatchObject({ name: "send_email", status: "ok", edited: true });
   return { threadId: id, runIds: [events[0]!.run_id, resumed[0]!.run_id] };

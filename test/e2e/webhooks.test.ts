@@ -126,12 +126,12 @@ describe("approval webhooks", () => {
     const ia = terminal(await s.client.run(a, "email carol").collect(), "interrupt");
     const shownA = (await s.client.getThread(a)).pending!;
     s.model.push({ text: "Sent." });
-    terminal(await s.client.resume(a, ia.interrupt_id, [{ call_id: "e1", approved: true }]).collect(), "done");
+    terminal(await s.client.resume(a, ia.interrupt_id, { decisions: [{ call_id: "e1", approved: true }] }).collect(), "done");
 
     s.model.push({ toolCalls: [{ id: "r1", name: "refund_order", args: REFUND }] });
     const ib = terminal(await s.client.run(b, "refund").collect(), "interrupt");
     s.model.push({ text: "No refund." });
-    terminal(await ops.resume(b, ib.interrupt_id, [{ call_id: "r1", approved: false, reason: "no" }]).collect(), "done");
+    terminal(await ops.resume(b, ib.interrupt_id, { decisions: [{ call_id: "r1", approved: false, reason: "no" }] }).collect(), "done");
 
     s.model.push({ toolCalls: [{ id: "r2", name: "refund_order", args: REFUND }] });
     const ic = terminal(await s.client.run(c, "refund").collect(), "interrupt");
@@ -189,7 +189,7 @@ describe("approval webhooks", () => {
     const intr = terminal(await s.client.run(id, "refund").collect(), "interrupt");
     await receiver.waitFor(() => receiver.stalled() === 1, 10_000, "the stalled request");
     s.model.push({ text: "Refunded." });
-    terminal(await ops.resume(id, intr.interrupt_id, [{ call_id: "r1", approved: true }]).collect(), "done");
+    terminal(await ops.resume(id, intr.interrupt_id, { decisions: [{ call_id: "r1", approved: true }] }).collect(), "done");
     s.model.push({ text: "Anything else?" });
     terminal(await s.client.run(id, "thanks").collect(), "done");
     // Both finished while the receiver still held the first request, unanswered.
@@ -211,7 +211,7 @@ describe("approval webhooks", () => {
     s.model.push({ toolCalls: [{ id: "r1", name: "refund_order", args: REFUND }] });
     const intr = terminal(await s.client.run(id, "refund").collect(), "interrupt");
     s.model.push({ text: "Refunded." });
-    terminal(await ops.resume(id, intr.interrupt_id, [{ call_id: "r1", approved: true }]).collect(), "done");
+    terminal(await ops.resume(id, intr.interrupt_id, { decisions: [{ call_id: "r1", approved: true }] }).collect(), "done");
     await receiver.waitFor(() => deliveredFor(receiver, id).length === 1, 15_000, "the decision after the failed request");
     const tries = checked(receiver, id);
     expect(tries.map((w) => [w.body.type, w.answer])).toEqual([

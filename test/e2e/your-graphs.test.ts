@@ -136,10 +136,10 @@ describe("graphs a team serves", () => {
     });
     expect([edit.status, edit.json.error.code]).toEqual([400, "invalid_request"]);
     const resumed = await client
-      .resume(id, intr.interrupt_id, [
+      .resume(id, intr.interrupt_id, { decisions: [
         { call_id: calls[1]!.call_id, approved: true },
         { call_id: calls[2]!.call_id, approved: false, reason: "card is fine" },
-      ])
+      ] })
       .collect();
     expect(only(resumed, "tool_result").map((r) => [r.name, r.status, r.status === "ok" ? r.output : r.error])).toEqual(
       expect.arrayContaining([
@@ -162,10 +162,10 @@ describe("graphs a team serves", () => {
     const intr = terminal(await client.run(id, "wire 900 to joe and freeze 1", { graph_id: "hitl" }).collect(), "interrupt");
     const [wire, freeze] = intr.calls;
     const resumed = await client
-      .resume(id, intr.interrupt_id, [
+      .resume(id, intr.interrupt_id, { decisions: [
         { call_id: wire!.call_id, approved: true, edited_args: { cents: 90 } },
         { call_id: freeze!.call_id, approved: true },
-      ])
+      ] })
       .collect();
     expect(only(resumed, "tool_result").find((r) => r.name === "wire_money")).toMatchObject({ status: "ok", edited: true });
     expect(wired().filter((w) => w.to === "joe")).toEqual([{ to: "joe", cents: 90, key: `${id}:${wire!.call_id}` }]);
@@ -178,7 +178,7 @@ describe("graphs a team serves", () => {
     expect(intr.calls.map((c) => [c.name, c.args])).toEqual([["wire_money", { to: "***", cents: 700 }]]);
     expect(only(first, "tool_result").map((r) => r.name)).toEqual(["balance"]); // read calls first
     expect(wired()).not.toContainEqual(expect.objectContaining({ to: "kim" }));
-    const resumed = await client.resume(id, intr.interrupt_id, [{ call_id: intr.calls[0]!.call_id, approved: true }]).collect();
+    const resumed = await client.resume(id, intr.interrupt_id, { decisions: [{ call_id: intr.calls[0]!.call_id, approved: true }] }).collect();
     expect(terminal(resumed, "done").message).toBe("balance: 900 / sent 700 to kim");
     expect(wired().filter((w) => w.to === "kim")).toEqual([{ to: "kim", cents: 700, key: `${id}:${intr.calls[0]!.call_id}` }]);
   });

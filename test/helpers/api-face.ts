@@ -49,7 +49,7 @@ function tollgateFace(baseUrl: string, token: string | undefined): ApiClient {
     send: async (threadId, message) => ended(await client.run(threadId, message).collect()),
     async decide(threadId, interruptId, decisions) {
       const wire = decisions.map((d) => ({ call_id: d.callId, approved: d.approved, ...(d.reason ? { reason: d.reason } : {}), ...(d.editedArgs ? { edited_args: d.editedArgs } : {}) }));
-      return ended(await client.resume(threadId, interruptId, wire).collect());
+      return ended(await client.resume(threadId, interruptId, { decisions: wire }).collect());
     },
     cancel: async (threadId) => void (await client.cancel(threadId)),
     read: async (threadId) => JSON.stringify(await client.getThread(threadId)),

@@ -55,12 +55,12 @@ test("a createAgent agent's HITL interrupts are tollgate's gate", async (t) => {
   assert.equal(done.length, 0, "nothing ran before the decision");
   const [refund, close] = gate.calls;
 
-  await assert.rejects(sam.resume("acct-1", gate.interrupt_id, [{ call_id: refund.call_id, approved: true }]).collect(), { code: "forbidden" }, "four eyes");
+  await assert.rejects(sam.resume("acct-1", gate.interrupt_id, { decisions: [{ call_id: refund.call_id, approved: true }] }).collect(), { code: "forbidden" }, "four eyes");
   const decided = await pat
-    .resume("acct-1", gate.interrupt_id, [
+    .resume("acct-1", gate.interrupt_id, { decisions: [
       { call_id: refund.call_id, approved: true, edited_args: { amount_cents: 2_500 } },
       { call_id: close.call_id, approved: false, reason: "keep it open" },
-    ])
+    ] })
     .collect();
   const end = decided.at(-1);
   assert.ok(end?.type === "done", `the run completes, not ${end?.type}`);

@@ -58,8 +58,8 @@ test("a payout waits for a second person, then is paid once", async (t) => {
   assert.equal(payouts.size, 0, "nothing is paid before the approval");
 
   const decisions = [{ call_id: gate.calls[0].call_id, approved: true }];
-  await assert.rejects(sam.resume("payout-1", gate.interrupt_id, decisions).collect(), { code: "forbidden" }, "four eyes");
-  const approved = await pat.resume("payout-1", gate.interrupt_id, decisions).collect();
+  await assert.rejects(sam.resume("payout-1", gate.interrupt_id, { decisions }).collect(), { code: "forbidden" }, "four eyes");
+  const approved = await pat.resume("payout-1", gate.interrupt_id, { decisions }).collect();
   const done = approved.at(-1);
   assert.ok(done?.type === "done", `the run completes, not ${done?.type}`);
   assert.equal(done.message, "Paid: P-1.");

@@ -36,17 +36,17 @@ test("a plan confirmed by its question, then a migration approved at the gate; d
   assert.ok(asked?.type === "interrupt", `the plan waits for a person, not ${asked?.type}`);
   assert.deepEqual(asked.calls, []);
   assert.deepEqual(asked.questions.map((q) => q.value), [{ plan: "Plan: Migrate orders on Sunday. Then each change waits for approval.", options: ["yes", "no"] }]);
-  const gate = (await client.resume("m-1", asked.interrupt_id, [], { answers: [{ question_id: asked.questions[0].question_id, value: "yes" }] }).collect()).at(-1);
+  const gate = (await client.resume("m-1", asked.interrupt_id, { decisions: [], answers: [{ question_id: asked.questions[0].question_id, value: "yes" }] }).collect()).at(-1);
   assert.ok(gate?.type === "interrupt", `the migration waits at the gate, not ${gate?.type}`);
   assert.deepEqual(gate.calls.map((c) => [c.name, c.args]), [["schedule_migration", { database: "orders", window: "Sunday" }]]);
   assert.equal(done.length, 0);
-  const end = (await client.resume("m-1", gate.interrupt_id, [{ call_id: gate.calls[0].call_id, approved: true }]).collect()).at(-1);
+  const end = (await client.resume("m-1", gate.interrupt_id, { decisions: [{ call_id: gate.calls[0].call_id, approved: true }] }).collect()).at(-1);
   assert.ok(end?.type === "done" && end.message === "Scheduled.", `done, not ${JSON.stringify(end)}`);
   assert.deepEqual(done, [{ database: "orders", window: "Sunday", key: `m-1:${gate.calls[0].call_id}` }]);
 
   const declinedAsk = (await client.run("m-2", "Migrate users on Monday").collect()).at(-1);
   assert.ok(declinedAsk?.type === "interrupt");
-  const declined = (await client.resume("m-2", declinedAsk.interrupt_id, [], { answers: [{ question_id: declinedAsk.questions[0].question_id, value: "no" }] }).collect()).at(-1);
+  const declined = (await client.resume("m-2", declinedAsk.interrupt_id, { decisions: [], answers: [{ question_id: declinedAsk.questions[0].question_id, value: "no" }] }).collect()).at(-1);
   assert.ok(declined?.type === "done" && declined.message === "Plan dropped; nothing was done.");
 
   const cancelAsk = (await client.run("m-3", "Migrate logs on Friday").collect()).at(-1);

@@ -67,8 +67,8 @@ test("the supervisor's billing sub-agent waits at the gate one level down; shipp
   assert.ok(!JSON.stringify(asked).includes(CARD), "the card is masked in every event");
 
   const call_id = gate.calls[0].call_id;
-  await assert.rejects(sam.resume("bill-1", gate.interrupt_id, [{ call_id, approved: true }]).collect(), { code: "forbidden" }, "four eyes");
-  const approved = await pat.resume("bill-1", gate.interrupt_id, [{ call_id, approved: true, edited_args: { amount_cents: 2_000 } }]).collect();
+  await assert.rejects(sam.resume("bill-1", gate.interrupt_id, { decisions: [{ call_id, approved: true }] }).collect(), { code: "forbidden" }, "four eyes");
+  const approved = await pat.resume("bill-1", gate.interrupt_id, { decisions: [{ call_id, approved: true, edited_args: { amount_cents: 2_000 } }] }).collect();
   assert.equal(approved.at(-1)?.type, "done");
   assert.deepEqual([...refunds.values()], [{ refund_id: "R-1", invoice_id: "INV-7", amount_cents: 2_000 }]);
   const view = await sam.getThread("bill-1");
@@ -78,7 +78,7 @@ test("the supervisor's billing sub-agent waits at the gate one level down; shipp
   // A rejected refund, and a cancelled one, never run.
   const again = (await sam.run("bill-2", "refund INV-7").collect()).at(-1);
   assert.ok(again?.type === "interrupt");
-  const rejected = await pat.resume("bill-2", again.interrupt_id, [{ call_id: again.calls[0].call_id, approved: false, reason: "duplicate" }]).collect();
+  const rejected = await pat.resume("bill-2", again.interrupt_id, { decisions: [{ call_id: again.calls[0].call_id, approved: false, reason: "duplicate" }] }).collect();
   const refused = rejected.at(-1);
   assert.ok(refused?.type === "done", `the run completes, not ${refused?.type}`);
   assert.equal(refused.message, "The refund was not approved.");

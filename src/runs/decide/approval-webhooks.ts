@@ -3,19 +3,21 @@ import type { InterruptProgress, NewInterrupt, StoreOps } from "../../store/inde
 import { interruptPayload } from "./interrupt-payload.js";
 import type { RunContext } from "../run-context.js";
 
+/** A change of an interrupt to report: the record, what happened and when, and what the type adds. */
+export interface ApprovalChange extends Pick<ApprovalWebhook, "decided_by" | "decisions" | "waiting_on" | "partial"> {
+  record: NewInterrupt & { progress?: InterruptProgress };
+  type: ApprovalWebhook["type"];
+  /** When it happened (ms): the body's `at`, and when the delivery is due. */
+  at: number;
+}
+
 /**
- * Enqueues the approval webhook for a change of `record`, inside the transaction `tx` that makes
+ * Enqueues the approval webhook for a change of `o.record`, inside the transaction `tx` that makes
  * the change: it is sent if and only if the change commits. Nothing when no webhook is configured.
  * The calls are masked and scrubbed as `GET /threads/:id` shows them.
  */
-export async function enqueueApprovalWebhook(
-  ctx: RunContext,
-  tx: StoreOps,
-  record: NewInterrupt & { progress?: InterruptProgress },
-  type: ApprovalWebhook["type"],
-  at: number,
-  extra: Pick<ApprovalWebhook, "decided_by" | "decisions" | "waiting_on" | "partial"> = {},
-): Promise<void> {
+export async function enqueueApprovalWebhook(ctx: RunContext, tx: StoreOps, o: ApprovalChange): Promise<void> {
+  const { record, type, at, ...extra } = o;
   if (!ctx.settings.webhooks) return;
   const thread = await tx.threads.get(record.thread_id);
   const shown = ctx.redactor.interrupt(interruptPayload(record));

@@ -51,12 +51,12 @@ export function takePartialDecisions(
     keptEdit: (tool, editedArgs) => keptEdit(ctx, tool, editedArgs),
     auditHash: (v) => ctx.store.audit.hash(v),
   });
-  return { progress: step.progress, waitingOn: step.waitingOn, rows: step.taken.map((t) => auditRow(open, t, o.p, o.now)) };
+  return { progress: step.progress, waitingOn: step.waitingOn, rows: step.taken.map((t) => auditRow(open, t, o)) };
 }
 
 /** The audit row of one decision: the call as its decider was shown it, preview and version included. */
-function auditRow(open: InterruptRecord, t: TakenDecision, p: Principal, now: number): AuditRecord {
-  const row = callRow(open, open.calls.find((c) => c.call_id === t.call.call_id)!, p.sub, now);
+function auditRow(open: InterruptRecord, t: TakenDecision, by: { p: Principal; now: number }): AuditRecord {
+  const row = callRow(open, open.calls.find((c) => c.call_id === t.call.call_id)!, { by: by.p.sub, at: by.now });
   const hashes = { ...(t.run_args_hash ? { run_args_hash: t.run_args_hash } : {}), ...(t.edited_args_hash ? { edited_args_hash: t.edited_args_hash } : {}) };
   return { ...row, ...hashes, decision: t.decision, reason: t.reason };
 }

@@ -45,8 +45,10 @@ export interface ResumeRequest {
   frames?: FrameRequest;
 }
 
-/** What opening the gate needs besides the request. */
+/** What opening the gate needs: who resumes, with what, under which run. */
 export interface GateOpening {
+  p: Principal;
+  req: ResumeRequest;
   edits: PreparedEdits;
   /** The resume's run, which holds the thread once the gate opens. */
   runId: string;
@@ -63,12 +65,12 @@ export interface GateOpening {
  * trail gets one row per pending call. Returns the decisions bound to the hashes of the calls the
  * person was shown. Checks run in the contract's order: 404, 403, then 410/409/422, then the edits.
  */
-export async function openGate(ctx: RunContext, tx: StoreOps, p: Principal, req: ResumeRequest, o: GateOpening): Promise<OpenedGate | WaitingGate> {
+export async function openGate(ctx: RunContext, tx: StoreOps, o: GateOpening): Promise<OpenedGate | WaitingGate> {
+  const { p, req, edits, runId, now, admit = () => {} } = o;
   const { threadId, interruptId } = req;
   const decisions = req.decisions ?? [];
   const answers = req.answers ?? [];
-  const { edits, runId, now, admit = () => {} } = o;
-  const thread = await seeThread(ctx, p, threadId, tx);
+  const thread = await seeThread({ access: ctx.access, store: tx }, p, threadId);
   const open = thread.status === "waiting_human" && thread.open_interrupt_id ? await tx.interrupts.get(thread.open_interrupt_id) : undefined;
   const partial = open !== undefined && takesPartialDecisions(open);
   if (open?.status === "waiting_human") {
@@ -95,13 +97,13 @@ export async function openGate(ctx: RunContext, tx: StoreOps, p: Principal, req:
   }
   checkVersions(decisions, pending, (call) => ctx.redactor.interrupt(interruptPayload({ ...open!, calls: [call as InterruptCall] })).calls[0]);
   if (partial) return takePartial(ctx, tx, { p, req, open: open!, thread, runId, now, edits });
-  const bound = decisions.map((d) => bind(d, pending.get(d.call_id)!, edits, interruptId));
+  const bound = decisions.map((d) => bind(d, pending.get(d.call_id)!, { edits, interruptId }));
   for (const b of bound) {
     if (!b.edit) continue;
     const call = pending.get(b.decision.call_id)!;
     refuseEditPastPolicy(ctx.access, { p, owner: thread.owner, requester: open!.requester, call, edited: ctx.registry.policyOf(call.name, b.edit.args) });
   }
-  const rows = auditRows(ctx, open!, bound, p, now);
+  const rows = auditRows(ctx, open!, { bound, p, now });
   await tx.audit.append(rows);
   return resumeGate(ctx, tx, { p, open: open!, thread, bound, rows, answers, runId, now });
 }
@@ -121,7 +123,7 @@ async function takePartial(
   const answers = req.answers ?? [];
   const step = takePartialDecisions(ctx, { open, owner: thread.owner, p, decisions: req.decisions ?? [], edits: o.edits, now });
   if (step.waitingOn.length && answers.length) throw refusals.answersTooEarly();
-  if (!(await tx.interrupts.recordProgress(open.interrupt_id, open.progress_seq, step.progress, now))) {
+  if (!(await tx.interrupts.recordProgress(open.interrupt_id, { seenSeq: open.progress_seq, progress: step.progress, before: now }))) {
     throw whyNotOpen(await tx.interrupts.get(open.interrupt_id), now) ?? new ProgressConflict();
   }
   await tx.audit.append(step.rows);
@@ -129,7 +131,10 @@ async function takePartial(
   if (step.waitingOn.length) {
     // The calls as they now stand (an edit changes what they show), read back in this transaction.
     const now_ = (await tx.interrupts.get(open.interrupt_id)) ?? { ...open, progress: step.progress };
-    await enqueueApprovalWebhook(ctx, tx, now_, "approval.decided", now, {
+    await enqueueApprovalWebhook(ctx, tx, {
+      record: now_,
+      type: "approval.decided",
+      at: now,
       decided_by: p.sub,
       decisions: step.rows.map((r) => ({ call_id: r.call_id, decision: r.decision })),
       partial: true,
@@ -138,7 +143,9 @@ async function takePartial(
   }
   const pending = new Map(open.calls.map((c) => [c.call_id, c]));
   // Bound to what the approvers saw: an edited call to the preview on the card its editor edited.
-  const bound = decisionsFromProgress(open.calls, { progress: step.progress, realEdit: (e) => realEdit(ctx, e) }).map((d) => bind(d, pending.get(d.call_id)!, o.edits, open.interrupt_id, step.progress[d.call_id]?.edit));
+  const bound = decisionsFromProgress(open.calls, { progress: step.progress, realEdit: (e) => realEdit(ctx, e) }).map((d) =>
+    bind(d, pending.get(d.call_id)!, { edits: o.edits, interruptId: open.interrupt_id, stored: step.progress[d.call_id]?.edit }),
+  );
   return resumeGate(ctx, tx, { ...o, open: { ...open, progress: step.progress }, bound, rows: step.rows, answers });
 }
 
@@ -160,11 +167,14 @@ async function resumeGate(
   // The record keeps the decisions as people see them: an edit's sensitive values masked (the
   // run carries the real ones; only checkpoints and the ledger keep them).
   const kept = gate.map((d) => (d.edited_args ? { ...d, edited_args: ctx.registry.mask(d.name ?? "", d.edited_args) } : d));
-  if (!(await tx.interrupts.transition(interruptId, to, kept, now))) {
+  if (!(await tx.interrupts.transition(interruptId, to, { decisions: kept, before: now }))) {
     throw whyNotOpen(await tx.interrupts.get(interruptId), now) ?? refusals.alreadyClosed();
   }
   if (!(await tx.threads.claimWaiting(threadId, runId, true))) throw refusals.threadBusy();
-  await enqueueApprovalWebhook(ctx, tx, open, "approval.decided", now, {
+  await enqueueApprovalWebhook(ctx, tx, {
+    record: open,
+    type: "approval.decided",
+    at: now,
     decided_by: p.sub,
     decisions: rows.map((r) => ({ call_id: r.call_id, decision: r.decision })),
   });
@@ -249,7 +259,8 @@ function hitlResumes(open: InterruptRecord, bound: readonly Bound[]): Record<str
  * an edit, the one on the card edited (`stored`, for an edit taken earlier), never the preview
  * the edit took again, which nobody approving had seen.
  */
-function bind(d: ResumeDecision, call: InterruptCall, edits: PreparedEdits, interruptId: string, stored?: CallEdit): Bound {
+function bind(d: ResumeDecision, call: InterruptCall, o: { edits: PreparedEdits; interruptId: string; stored?: CallEdit }): Bound {
+  const { edits, interruptId, stored } = o;
   const shown = stored && "bound_preview" in stored ? { preview: stored.bound_preview } : call.preview !== undefined ? { preview: call.preview } : {};
   const decision: GateDecision = {
     call_id: d.call_id,
@@ -271,12 +282,13 @@ function bind(d: ResumeDecision, call: InterruptCall, edits: PreparedEdits, inte
 }
 
 /** One immutable row per pending call: how it was decided, by whom, with keyed hashes of its arguments. */
-function auditRows(ctx: RunContext, open: InterruptRecord, bound: Bound[], p: Principal, now: number): AuditRecord[] {
+function auditRows(ctx: RunContext, open: InterruptRecord, o: { bound: Bound[]; p: Principal; now: number }): AuditRecord[] {
+  const { bound, p, now } = o;
   const byCall = new Map(bound.map((b) => [b.decision.call_id, b]));
   return open.calls.map((call): AuditRecord => {
     const b = byCall.get(call.call_id);
     const d = b?.decision;
-    const row = callRow(open, call, p.sub, now);
+    const row = callRow(open, call, { by: p.sub, at: now });
     if (!b || !d) return { ...row, decision: "no_decision", reason: NO_DECISION };
     if (!d.approved) return { ...row, decision: "rejected", reason: d.reason ?? DEFAULT_REASON };
     if (b.edit) {

@@ -22,7 +22,7 @@ export async function escalateDue(ctx: RunContext): Promise<number> {
       const marked = await ctx.store.transaction(async (tx) => {
         if (!(await tx.interrupts.markEscalated(r.interrupt_id, now))) return false;
         const waitingOn = r.calls.filter((c) => !r.progress[c.call_id]?.closed).map((c) => c.call_id);
-        await enqueueApprovalWebhook(ctx, tx, r, "approval.escalated", now, { waiting_on: waitingOn });
+        await enqueueApprovalWebhook(ctx, tx, { record: r, type: "approval.escalated", at: now, waiting_on: waitingOn });
         return true;
       });
       if (!marked) continue;

@@ -49,7 +49,7 @@ export class ExpiryCloser {
     let closed = 0;
     for (const r of await this.listExpired()) {
       try {
-        if (await closeInterrupt(this.ctx, r.thread_id, r.interrupt_id, "expired")) closed++;
+        if (await closeInterrupt(this.ctx, { threadId: r.thread_id, interruptId: r.interrupt_id, to: "expired" })) closed++;
       } catch (err) {
         // A refused write is finished by the settler; anything else is a bug worth its stack.
         if (isStorageFault(err)) this.ctx.log.warn("expiry close deferred: database unavailable", { thread_id: r.thread_id, interrupt_id: r.interrupt_id });

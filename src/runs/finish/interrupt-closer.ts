@@ -25,37 +25,35 @@ export function closerTarget(holderId: string): "expired" | "cancelled" | undefi
   return undefined;
 }
 
+/** Which interrupt to close, how, and on whose word. */
+export interface InterruptClosing {
+  threadId: string;
+  interruptId: string;
+  to: "expired" | "cancelled";
+  /** Who cancelled; null or not given: the system (expiry). */
+  by?: string | null;
+}
+
 /**
  * Closes an open interrupt without running anything (cancel or expiry): the interrupt leaves
  * `waiting_human`, the thread is held (both compare-and-set) and each pending call gets its audit
  * row, in one transaction; then each pending call gets its closing tool message and the thread
- * goes idle. No model call is made. `by` is who cancelled (null: the system, for expiry).
+ * goes idle. No model call is made.
  * Returns false when someone else (a resume, another closer) got there first.
  */
-export async function closeInterrupt(
-  ctx: RunContext,
-  threadId: string,
-  interruptId: string,
-  to: "expired" | "cancelled",
-  by: string | null = null,
-): Promise<boolean> {
-  const holder = closerHolderId(to);
+export async function closeInterrupt(ctx: RunContext, o: InterruptClosing): Promise<boolean> {
+  const holder = closerHolderId(o.to);
   ctx.inFlight.closing.add(holder);
   try {
-    return await close(ctx, threadId, interruptId, to, holder, by);
+    return await close(ctx, { ...o, holder });
   } finally {
     ctx.inFlight.closing.delete(holder);
   }
 }
 
-async function close(
-  ctx: RunContext,
-  threadId: string,
-  interruptId: string,
-  to: "expired" | "cancelled",
-  holder: string,
-  by: string | null,
-): Promise<boolean> {
+/** `holder`: the closer's id, which holds the thread while the calls are answered. */
+async function close(ctx: RunContext, o: InterruptClosing & { holder: string }): Promise<boolean> {
+  const { threadId, interruptId, to, holder, by = null } = o;
   let report: DecisionReport;
   try {
     report = await ctx.store.transaction(async (tx) => {
@@ -65,7 +63,7 @@ async function close(
       const record = (await tx.interrupts.get(interruptId))!;
       const at = ctx.clock.now();
       await tx.audit.appendForEachCall(record, { decision: to, by, reason }, at);
-      await enqueueApprovalWebhook(ctx, tx, record, `approval.${to}`, at, by ? { decided_by: by } : {});
+      await enqueueApprovalWebhook(ctx, tx, { record, type: `approval.${to}`, at, ...(by ? { decided_by: by } : {}) });
       const calls = record.calls.map((c) => ({ call_id: c.call_id, tool: c.name, decision: to }));
       return { threadId, interruptId, principal: by, calls, openedAt: record.created_at, decidedAt: at };
     });
@@ -75,8 +73,8 @@ async function close(
   }
   reportDecision(ctx, report);
   try {
-    await closePendingCalls(await graphOfThread(ctx, threadId), ctx.store.ledger, threadId, closingOutcome(to));
-    await ctx.store.threads.release(threadId, holder, "idle", to);
+    await closePendingCalls(await graphOfThread(ctx, threadId), { ledger: ctx.store.ledger, threadId, fallback: closingOutcome(to) });
+    await ctx.store.threads.release(threadId, holder, { to: "idle", lastOutcome: to });
   } catch (err) {
     // The thread stays held: released now it would sit idle over unanswered calls. The settler
     // finishes the close once the database takes writes again; the caller hears it failed.

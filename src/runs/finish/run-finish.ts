@@ -99,28 +99,36 @@ export async function finishNormally(ctx: RunContext, run: ActiveRun, end: Graph
       requester: run.requester,
     };
     const event: EventBody = { type: "interrupt", ...interruptPayload(record) };
-    await commitEnd(ctx, run, event, "interrupted", async (tx) => {
-      await tx.interrupts.create(record);
-      if (!(await tx.threads.release(run.threadId, run.runId, "waiting_human", null, record.interrupt_id))) return false;
-      await enqueueApprovalWebhook(ctx, tx, record, "approval.requested", record.created_at);
-      return true;
+    await commitEnd(ctx, run, {
+      terminal: event,
+      outcome: "interrupted",
+      writeState: async (tx) => {
+        await tx.interrupts.create(record);
+        if (!(await tx.threads.release(run.threadId, run.runId, { to: "waiting_human", lastOutcome: null, openInterruptId: record.interrupt_id }))) return false;
+        await enqueueApprovalWebhook(ctx, tx, { record, type: "approval.requested", at: record.created_at });
+        return true;
+      },
     });
     return "interrupted";
   }
   const last = values.messages.at(-1);
   const closed = (values as { closed?: unknown }).closed === true;
   const outcome = last && ToolMessage.isInstance(last) && !closed ? "max_rounds" : "completed";
-  await commitEnd(ctx, run, { type: "done", outcome, message: lastAssistantText(values.messages) }, outcome, (tx) =>
-    tx.threads.release(run.threadId, run.runId, "idle", outcome),
-  );
+  await commitEnd(ctx, run, {
+    terminal: { type: "done", outcome, message: lastAssistantText(values.messages) },
+    outcome,
+    writeState: (tx) => tx.threads.release(run.threadId, run.runId, { to: "idle", lastOutcome: outcome }),
+  });
   return outcome;
 }
 
 export async function finishCancelled(ctx: RunContext, run: ActiveRun): Promise<string> {
   await closeCalls(ctx, run, closingOutcomes.cancelled());
-  await commitEnd(ctx, run, { type: "cancelled", reason: cancelReasonOf(run.controller.signal) }, "cancelled", (tx) =>
-    tx.threads.release(run.threadId, run.runId, "idle", "cancelled"),
-  );
+  await commitEnd(ctx, run, {
+    terminal: { type: "cancelled", reason: cancelReasonOf(run.controller.signal) },
+    outcome: "cancelled",
+    writeState: (tx) => tx.threads.release(run.threadId, run.runId, { to: "idle", lastOutcome: "cancelled" }),
+  });
   return "cancelled";
 }
 
@@ -131,9 +139,11 @@ export async function finishFailed(ctx: RunContext, run: ActiveRun, err: unknown
   if (err instanceof ModelCallError) ctx.metrics.modelError(err.code); // here, once: describeFailure may run twice
   const failure = describeFailure(ctx, run, err);
   await closeCalls(ctx, run, RUN_FAILED);
-  await commitEnd(ctx, run, failure, "error", (tx) =>
-    tx.threads.release(run.threadId, run.runId, "idle", "error"),
-  );
+  await commitEnd(ctx, run, {
+    terminal: failure,
+    outcome: "error",
+    writeState: (tx) => tx.threads.release(run.threadId, run.runId, { to: "idle", lastOutcome: "error" }),
+  });
   return "error";
 }
 
@@ -172,18 +182,21 @@ export function forget(ctx: RunContext, run: ActiveRun, outcome: string): void {
   ctx.log.info("run finished", { thread_id: run.threadId, run_id: run.runId, principal: run.principal, outcome });
 }
 
+/** How a run ends: its terminal event, the outcome its row keeps, and the state change with it. */
+interface RunEnd {
+  terminal: EventBody;
+  outcome: string;
+  /** Writes the thread's new state; false when the run no longer holds the thread. */
+  writeState: (tx: StoreOps) => Promise<boolean>;
+}
+
 /**
  * Ends the run: the state change, the terminal event and the closed run row are one transaction,
  * so no crash or refused write can leave a released thread whose log has no end, or an end
  * without the state it reports. Throws (nothing written, nothing published) if the database refuses.
  */
-async function commitEnd(
-  ctx: RunContext,
-  run: ActiveRun,
-  terminal: EventBody,
-  outcome: string,
-  writeState: (tx: StoreOps) => Promise<boolean>,
-): Promise<void> {
+async function commitEnd(ctx: RunContext, run: ActiveRun, end: RunEnd): Promise<void> {
+  const { terminal, outcome, writeState } = end;
   // The run stays registered until its end is committed: a cancel arriving meanwhile waits for
   // it, then closes the interrupt it may have opened.
   await run.log.end(terminal, (events) =>
@@ -230,7 +243,7 @@ async function closeCalls(ctx: RunContext, run: ActiveRun, fallback: ToolOutcome
   // A message run whose graph never saved (stopped before it began, or its save refused) keeps
   // the user's message all the same: it is in the run row.
   const input = runInputOf(await ctx.store.runs.get(run.runId));
-  const messages = await closePendingCalls(run.graph, ctx.store.ledger, run.threadId, fallback, input);
+  const messages = await closePendingCalls(run.graph, { ledger: ctx.store.ledger, threadId: run.threadId, fallback, input });
   for (const m of messages) run.log.append(toolResultEvent(m));
 }
 

@@ -156,30 +156,31 @@ async function settleState(ctx: RunContext, o: Orphan): Promise<void> {
       const interruptId = o.reopen!.interruptId;
       await tx.interrupts.reopen(interruptId);
       // Released by no one else meanwhile (a survivor's takeover): else nothing here stands.
-      if (!(await tx.threads.release(o.threadId, o.holderId, "waiting_human", null, interruptId))) throw new LostHold();
+      if (!(await tx.threads.release(o.threadId, o.holderId, { to: "waiting_human", lastOutcome: null, openInterruptId: interruptId }))) throw new LostHold();
       // The trail must not keep a decision that never took effect as the last word on its calls.
       const record = await tx.interrupts.get(interruptId);
       const reason = "decision not applied (the database refused the run); waiting for a new one";
       if (record) await tx.audit.appendForEachCall(record, { decision: "superseded", by: null, reason });
       // Whoever heard it was decided hears it is waiting again (the same interrupt, requested anew).
-      if (record) await enqueueApprovalWebhook(ctx, tx, record, "approval.requested", ctx.clock.now());
-      if (runId) await endRun(ctx, tx, runId, o, []);
+      if (record) await enqueueApprovalWebhook(ctx, tx, { record, type: "approval.requested", at: ctx.clock.now() });
+      if (runId) await endRun(ctx, tx, { runId, orphan: o, results: [] });
     });
     return;
   }
   // What the next run will load, settled from the ledger; a step whose checkpoint never came is committed.
   // A message run that died before its end was saved: its user message is only in its run row.
   const input = holds && runId ? runInputOf(await store.runs.get(runId)) : undefined;
-  const closed = holds ? await closePendingCalls(await graphOfThread(ctx, o.threadId), store.ledger, o.threadId, o.fallback, input) : [];
+  const closed = holds ? await closePendingCalls(await graphOfThread(ctx, o.threadId), { ledger: store.ledger, threadId: o.threadId, fallback: o.fallback, input }) : [];
   const closer = closerTarget(o.holderId);
   await store.transaction(async (tx) => {
-    if (holds) await tx.threads.release(o.threadId, o.holderId, "idle", closer ?? "error");
-    if (runId) await endRun(ctx, tx, runId, o, closed.map(toolResultEvent));
+    if (holds) await tx.threads.release(o.threadId, o.holderId, { to: "idle", lastOutcome: closer ?? "error" });
+    if (runId) await endRun(ctx, tx, { runId, orphan: o, results: closed.map(toolResultEvent) });
   });
 }
 
 /** Closes the run's row and writes its terminal event (unless its log has one). Once: the close is a compare-and-set. */
-async function endRun(ctx: RunContext, tx: StoreOps, runId: string, o: Orphan, results: EventBody[]): Promise<void> {
+async function endRun(ctx: RunContext, tx: StoreOps, end: { runId: string; orphan: Orphan; results: EventBody[] }): Promise<void> {
+  const { runId, orphan: o, results } = end;
   const { runs } = tx;
   if (!(await runs.end(runId, "error"))) return; // another replica's settler has ended it
   if (o.terminal) {

@@ -31,10 +31,9 @@ export const NO_EDITS: PreparedEdits = { interruptId: undefined, byCall: new Map
  */
 export async function prepareEdits(
   ctx: RunContext,
-  threadId: string,
-  interruptId: string,
-  decisions: readonly Decision[],
+  resume: { threadId: string; interruptId: string; decisions: readonly Decision[] },
 ): Promise<PreparedEdits> {
+  const { threadId, interruptId, decisions } = resume;
   const record = await ctx.store.interrupts.get(interruptId);
   if (!record || record.thread_id !== threadId || record.status !== "waiting_human") return NO_EDITS;
   // Calls edited earlier while the interrupt waits (decided call by call): a new edit goes on top

@@ -9,7 +9,8 @@ import { seeThread } from "../threads/thread-access.js";
  * The earlier checkpoint a run asks to start from (LangGraph's fork, regenerate), if `p` may see
  * the thread: an unknown one is `not_found`; one where the graph waited on calls is `unsupported`.
  */
-export async function forkPoint(ctx: RunContext, p: Principal, threadId: string, checkpointId: string): Promise<ForkPoint> {
+export async function forkPoint(ctx: RunContext, p: Principal, at: { threadId: string; checkpointId: string }): Promise<ForkPoint> {
+  const { threadId, checkpointId } = at;
   const thread = await seeThread(ctx, p, threadId);
   const fork = await readForkPoint(ctx.graphs.forThread(thread.graph_id), threadId, checkpointId);
   if (fork === "unknown") throw new AppError("not_found", `No checkpoint ${checkpointId.slice(0, 64)} on this thread`);

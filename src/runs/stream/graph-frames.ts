@@ -39,10 +39,18 @@ const MAX_DEPTH = 32;
  * debug chunk's config) and functions are left out, and so are LangGraph's `__pregel_*` internals.
  */
 export function showChunk(chunk: unknown, redactor: Redactor): string {
-  return JSON.stringify(redactor.scrubber.scrubDeep(walk(chunk, redactor, 0, new Set())) ?? null);
+  return JSON.stringify(redactor.scrubber.scrubDeep(walk(chunk, { redactor, depth: 0, seen: new Set() })) ?? null);
 }
 
-function walk(v: unknown, redactor: Redactor, depth: number, seen: Set<object>): unknown {
+/** Where `walk` is: how deep in the chunk, and the objects on the way there (a cycle ends the walk). */
+interface Walk {
+  redactor: Redactor;
+  depth: number;
+  seen: Set<object>;
+}
+
+function walk(v: unknown, at: Walk): unknown {
+  const { redactor, depth, seen } = at;
   if (v === null || typeof v === "string" || typeof v === "number" || typeof v === "boolean") return v;
   if (typeof v !== "object" || depth > MAX_DEPTH || seen.has(v)) return undefined;
   if (isBaseMessage(v)) {
@@ -50,10 +58,10 @@ function walk(v: unknown, redactor: Redactor, depth: number, seen: Set<object>):
     const [wire] = toWire(v).map((m) => redactor.message(m));
     return wire ? toLangGraphMessage({ ...wire, id: v.id }) : undefined;
   }
-  if (Overwrite.isInstance(v)) return walk(v.value, redactor, depth, seen);
+  if (Overwrite.isInstance(v)) return walk(v.value, at);
   seen.add(v);
   try {
-    if (Array.isArray(v)) return v.map((x) => walk(x, redactor, depth + 1, seen) ?? null);
+    if (Array.isArray(v)) return v.map((x) => walk(x, { ...at, depth: depth + 1 }) ?? null);
     if (v instanceof Date) return v.toISOString();
     const proto = Object.getPrototypeOf(v) as unknown;
     if (proto !== Object.prototype && proto !== null) return undefined;
@@ -65,7 +73,7 @@ function walk(v: unknown, redactor: Redactor, depth: number, seen: Set<object>):
     for (const [k, x] of Object.entries(masked)) {
       // LangGraph's internals, and interrupt values: what waits is shown by the gate's own frames.
       if (k.startsWith("__pregel_") || k === "__interrupt__" || k === "interrupts") continue;
-      const shown = walk(x, redactor, depth + 1, seen);
+      const shown = walk(x, { ...at, depth: depth + 1 });
       if (shown !== undefined) out[k] = shown;
     }
     return out;

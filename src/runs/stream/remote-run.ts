@@ -29,11 +29,13 @@ function nextNotice(bus: ReplicaBus, runId: string, signal?: AbortSignal): { arr
 }
 
 /**
- * The stored log of a run after `afterSeq`, followed while the run goes on elsewhere (another
- * replica writes it): each batch as it is committed, until the terminal event or the run's end.
+ * The stored log of a run after `from.afterSeq`, followed while the run goes on elsewhere (another
+ * replica writes it): each batch as it is committed, until the terminal event, the run's end, or
+ * `from.signal`.
  */
-export async function* followStoredRun(store: Store, runId: string, afterSeq: number, signal?: AbortSignal): AsyncGenerator<LoggedEvent[]> {
-  let seq = afterSeq;
+export async function* followStoredRun(store: Store, runId: string, from: { afterSeq: number; signal?: AbortSignal }): AsyncGenerator<LoggedEvent[]> {
+  const { signal } = from;
+  let seq = from.afterSeq;
   for (;;) {
     const notice = nextNotice(store.bus, runId, signal);
     try {

@@ -11,6 +11,14 @@ export interface EventRedactor {
   tokenFilter(): TokenFilter;
 }
 
+/** Where a run log's events go: the writer, and the redactor each passes first. */
+export interface RunLogOptions {
+  persister: EventPersister;
+  redactor: EventRedactor;
+  /** Counts the run's token events (metrics); none when not given. */
+  meter?: RunMeter;
+}
+
 const terminal = new Set<string>(TERMINAL_TYPES);
 
 /**
@@ -34,14 +42,15 @@ export class RunLog {
   /** The run's streamed text on its way out, scrubbed; what may still begin a secret is held. */
   private readonly tokens: TokenFilter;
 
-  constructor(
-    readonly runId: string,
-    private readonly persister: EventPersister,
-    private readonly redactor: EventRedactor,
-    /** Counts the run's token events (metrics). */
-    private readonly meter: RunMeter = NO_METER,
-  ) {
-    this.tokens = redactor.tokenFilter();
+  private readonly persister: EventPersister;
+  private readonly redactor: EventRedactor;
+  private readonly meter: RunMeter;
+
+  constructor(readonly runId: string, o: RunLogOptions) {
+    this.persister = o.persister;
+    this.redactor = o.redactor;
+    this.meter = o.meter ?? NO_METER;
+    this.tokens = o.redactor.tokenFilter();
   }
 
   get isEnded(): boolean {

@@ -47,7 +47,7 @@ export class ThreadService {
     if (existing && !access.owns(p, existing.owner)) throw threadNotFound(id);
     if (!access.mayStartRuns(p)) throw new AppError("forbidden", "Creating threads needs the role 'user'");
     if (existing) throw new AppError("thread_exists", `Thread ${id} already exists`);
-    if (!(await store.threads.create(id, p.sub, metadata, graph.id))) {
+    if (!(await store.threads.create(id, p.sub, { metadata, graphId: graph.id }))) {
       // Made by someone else since the read: theirs is not ours to admit exists.
       const now = await store.threads.get(id);
       if (now && !access.owns(p, now.owner)) throw threadNotFound(id);
@@ -91,9 +91,9 @@ export class ThreadService {
   }
 
   /** The runs of a thread `p` may see, newest first. */
-  async runs(p: Principal, threadId: string, limit: number, offset: number): Promise<RunRow[]> {
+  async runs(p: Principal, threadId: string, page: { limit: number; offset: number }): Promise<RunRow[]> {
     await seeThread(this.ctx, p, threadId);
-    return this.ctx.store.runs.listForThread(threadId, limit, offset);
+    return this.ctx.store.runs.listForThread(threadId, page.limit, page.offset);
   }
 
   /** The thread's record, if `p` may see it. */
@@ -156,7 +156,7 @@ export class ThreadService {
   async approvals(p: Principal): Promise<ApprovalList> {
     const { access, store } = this.ctx;
     const items = (await store.interrupts.listOpen(this.ctx.clock.now()))
-      .filter((r) => access.mayDecideWaiting(p, r.owner, r.calls, r.requester, takesPartialDecisions(r)))
+      .filter((r) => access.mayDecideWaiting(p, { owner: r.owner, calls: r.calls, requester: r.requester, partial: takesPartialDecisions(r) }))
       .map((r) => {
         // Through the same exit as `pending`: masked and scrubbed.
         const { thread_id, interrupt_id, calls, expires_at } = this.ctx.redactor.interrupt(interruptPayload(r));

@@ -1,5 +1,5 @@
 import { interruptFromRow, type InterruptRow, questionsColumn } from "../interrupt-records.js";
-import type { InterruptProgress, InterruptRecord, InterruptStatus, InterruptStore, NewInterrupt, OpenInterrupt } from "../types.js";
+import type { InterruptRecord, InterruptStatus, InterruptStore, InterruptTransition, NewInterrupt, OpenInterrupt, ProgressWrite } from "../types.js";
 import { type Clock, systemClock } from "../../clock.js";
 import { changedOne, type Queryable } from "./queryable.js";
 
@@ -25,12 +25,7 @@ export class PgInterruptStore implements InterruptStore {
     return rows[0] ? interruptFromRow(rows[0], this.keyedHash) : undefined;
   }
 
-  async transition(
-    interruptId: string,
-    to: Exclude<InterruptStatus, "waiting_human">,
-    decisions?: unknown,
-    before?: number,
-  ): Promise<boolean> {
+  async transition(interruptId: string, to: Exclude<InterruptStatus, "waiting_human">, { decisions, before }: InterruptTransition = {}): Promise<boolean> {
     // With `before`, the deadline is checked in the same statement: a decision cannot win against
     // an expiry that the closer is about to record.
     const r = await this.q.query(
@@ -67,7 +62,7 @@ export class PgInterruptStore implements InterruptStore {
     return rows.map((r) => interruptFromRow(r, this.keyedHash));
   }
 
-  async recordProgress(interruptId: string, seenSeq: number, progress: InterruptProgress, before: number): Promise<boolean> {
+  async recordProgress(interruptId: string, { seenSeq, progress, before }: ProgressWrite): Promise<boolean> {
     // Compare-and-set on the count: of two decisions read at the same count, one writes; the other
     // (blocked on the row until this commits) finds the count moved and changes nothing.
     const r = await this.q.query(

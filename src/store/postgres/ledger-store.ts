@@ -1,7 +1,7 @@
 import { type LedgerClaim, type LedgerEntry, NOT_HOLDER, REUSED_CALL_ID } from "../../ledger/index.js";
 import type { ToolOutcome } from "../../tools/index.js";
-import { claimOfRow, type LedgerRow, OutcomeWriter } from "../ledger-outcomes.js";
-import { NO_SCRUB, type SecretFilter } from "../stored-secrets.js";
+import { claimOfRow, type LedgerOptions, type LedgerRow, OutcomeWriter } from "../ledger-outcomes.js";
+import { NO_SCRUB } from "../stored-secrets.js";
 import type { LedgerStore } from "../types.js";
 import { changedOne, type Queryable } from "./queryable.js";
 import { type Clock, systemClock } from "../../clock.js";
@@ -13,13 +13,15 @@ import { type Clock, systemClock } from "../../clock.js";
  */
 export class PgLedger implements LedgerStore {
   private readonly outcomes: OutcomeWriter;
+  private readonly replicaId: string;
+  private readonly clock: Clock;
 
   constructor(
     private readonly q: Queryable,
-    private readonly replicaId: string,
-    private readonly clock: Clock = systemClock,
-    scrub: SecretFilter = NO_SCRUB,
+    { replicaId, clock = systemClock, scrub = NO_SCRUB }: LedgerOptions,
   ) {
+    this.replicaId = replicaId;
+    this.clock = clock;
     this.outcomes = new OutcomeWriter(
       (key, stored) =>
         this.q.query("UPDATE ledger SET status = 'settled', outcome = $1, settled_at = $2 WHERE key = $3 AND status = 'executing'", [stored, this.clock.now(), key]),

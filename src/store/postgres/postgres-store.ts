@@ -73,7 +73,7 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
       kind: "postgres",
       pool,
       ...opsOn(pool),
-      ledger: new PgLedger(pool, replicas.id, clock, scrub),
+      ledger: new PgLedger(pool, { replicaId: replicas.id, clock, scrub }),
       checkpointer,
       replicas,
       bus: openBus,

@@ -1,5 +1,5 @@
 import { endsWithTerminal, eventsOfRows, splitBatches } from "../run-batches.js";
-import type { LoggedEvent, RunKind, RunRow, RunStore } from "../types.js";
+import type { LoggedEvent, NewRun, RunRow, RunStore } from "../types.js";
 import { type Clock, systemClock } from "../../clock.js";
 import { changedOne, inTransaction, type Queryable } from "./queryable.js";
 import { encodeNotice, pgChannel } from "./replica-bus.js";
@@ -15,7 +15,7 @@ export class PgRunStore implements RunStore {
     private readonly clock: Clock = systemClock,
   ) {}
 
-  async start(runId: string, threadId: string, kind: RunKind, input?: string): Promise<void> {
+  async start(runId: string, threadId: string, { kind, input }: NewRun): Promise<void> {
     await this.q.query("INSERT INTO runs (run_id, thread_id, kind, started_at, input) VALUES ($1, $2, $3, $4, $5)", [
       runId,
       threadId,

@@ -1,4 +1,4 @@
-import type { IdleClaim, LastOutcome, ThreadRow, ThreadStatus, ThreadStore } from "../types.js";
+import type { IdleClaim, NewThreadOptions, ThreadRelease, ThreadRow, ThreadStore } from "../types.js";
 import { changedOne, type Queryable } from "./queryable.js";
 import { type Clock, systemClock } from "../../clock.js";
 
@@ -20,7 +20,7 @@ export class PgThreadStore implements ThreadStore {
     return rows[0];
   }
 
-  async create(threadId: string, owner: string, metadata: Record<string, unknown> = {}, graphId = "agent"): Promise<boolean> {
+  async create(threadId: string, owner: string, { metadata = {}, graphId = "agent" }: NewThreadOptions = {}): Promise<boolean> {
     const now = this.clock.now();
     const r = await this.q.query(
       `INSERT INTO threads (thread_id, metadata, owner, graph_id, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)
@@ -80,13 +80,7 @@ export class PgThreadStore implements ThreadStore {
     return changedOne(r);
   }
 
-  async release(
-    threadId: string,
-    holderId: string,
-    to: Exclude<ThreadStatus, "running">,
-    lastOutcome: LastOutcome | null,
-    openInterruptId: string | null = null,
-  ): Promise<boolean> {
+  async release(threadId: string, holderId: string, { to, lastOutcome, openInterruptId = null }: ThreadRelease): Promise<boolean> {
     // The replica too: once a survivor has adopted the thread (this replica's lease ran out), a
     // late release from here must not free it under the adopter's feet.
     const r = await this.q.query(

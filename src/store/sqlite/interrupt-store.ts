@@ -1,5 +1,5 @@
 import { interruptFromRow, type InterruptRow, questionsColumn } from "../interrupt-records.js";
-import type { InterruptProgress, InterruptRecord, InterruptStatus, InterruptStore, NewInterrupt, OpenInterrupt } from "../types.js";
+import type { InterruptRecord, InterruptStatus, InterruptStore, InterruptTransition, NewInterrupt, OpenInterrupt, ProgressWrite } from "../types.js";
 import { type Clock, systemClock } from "../../clock.js";
 import type { SqliteConn } from "./sqlite-conn.js";
 
@@ -58,7 +58,7 @@ export class SqliteInterruptStore implements InterruptStore {
     });
   }
 
-  transition(interruptId: string, to: Exclude<InterruptStatus, "waiting_human">, decisions?: unknown, before?: number): Promise<boolean> {
+  transition(interruptId: string, to: Exclude<InterruptStatus, "waiting_human">, { decisions, before }: InterruptTransition = {}): Promise<boolean> {
     const d = decisions === undefined ? null : JSON.stringify(decisions);
     const b = before ?? null;
     return this.conn.lock.gate(() => this.q.transition.run(to, this.clock.now(), d, interruptId, b, b).changes === 1);
@@ -76,7 +76,7 @@ export class SqliteInterruptStore implements InterruptStore {
     return this.conn.lock.gate(() => this.q.dueEscalations.all(now, now).map((r) => interruptFromRow(r, this.keyedHash)));
   }
 
-  recordProgress(interruptId: string, seenSeq: number, progress: InterruptProgress, before: number): Promise<boolean> {
+  recordProgress(interruptId: string, { seenSeq, progress, before }: ProgressWrite): Promise<boolean> {
     return this.conn.lock.gate(() => this.q.recordProgress.run(JSON.stringify(progress), interruptId, seenSeq, before).changes === 1);
   }
 

@@ -1,7 +1,7 @@
 import { type LedgerClaim, type LedgerEntry, NOT_HOLDER, REUSED_CALL_ID } from "../../ledger/index.js";
 import type { ToolOutcome } from "../../tools/index.js";
-import { claimOfRow, type LedgerRow, OutcomeWriter } from "../ledger-outcomes.js";
-import { NO_SCRUB, type SecretFilter } from "../stored-secrets.js";
+import { claimOfRow, type LedgerOptions, type LedgerRow, OutcomeWriter } from "../ledger-outcomes.js";
+import { NO_SCRUB } from "../stored-secrets.js";
 import type { LedgerStore } from "../types.js";
 import type { SqliteConn } from "./sqlite-conn.js";
 import { type Clock, systemClock } from "../../clock.js";
@@ -13,13 +13,15 @@ import { type Clock, systemClock } from "../../clock.js";
 export class SqliteLedger implements LedgerStore {
   private readonly q;
   private readonly outcomes: OutcomeWriter;
+  private readonly replicaId: string;
+  private readonly clock: Clock;
 
   constructor(
     private readonly conn: SqliteConn,
-    private readonly replicaId: string,
-    private readonly clock: Clock = systemClock,
-    scrub: SecretFilter = NO_SCRUB,
+    { replicaId, clock = systemClock, scrub = NO_SCRUB }: LedgerOptions,
   ) {
+    this.replicaId = replicaId;
+    this.clock = clock;
     const { db } = conn;
     this.q = {
       // Fenced: with a run id, only while that run holds the thread on this replica.

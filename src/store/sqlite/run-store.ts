@@ -1,5 +1,5 @@
 import { endsWithTerminal, eventsOfRows, splitBatches } from "../run-batches.js";
-import type { LoggedEvent, ReplicaBus, RunKind, RunRow, RunStore } from "../types.js";
+import type { LoggedEvent, ReplicaBus, NewRun, RunRow, RunStore } from "../types.js";
 import { type Clock, systemClock } from "../../clock.js";
 import type { SqliteConn } from "./sqlite-conn.js";
 
@@ -52,7 +52,7 @@ export class SqliteRunStore implements RunStore {
     });
   }
 
-  async start(runId: string, threadId: string, kind: RunKind, input?: string): Promise<void> {
+  async start(runId: string, threadId: string, { kind, input }: NewRun): Promise<void> {
     await this.conn.lock.gate(() => this.q.start.run(runId, threadId, kind, this.clock.now(), input ?? null));
   }
 

@@ -62,7 +62,7 @@ export async function openSqliteStore(dataDir: string, { clock = systemClock, sc
     db,
     gate: (work) => conn.lock.gate(work),
     ...ops,
-    ledger: new SqliteLedger(conn, replicas.id, clock, scrub),
+    ledger: new SqliteLedger(conn, { replicaId: replicas.id, clock, scrub }),
     // Same connection: checkpoints and tollgate's tables share the file and its WAL.
     checkpointer: new TollgateSaver(conn, new ScrubbingSerializer(scrub)),
     replicas,

@@ -1,4 +1,4 @@
-import type { IdleClaim, LastOutcome, ThreadRow, ThreadStatus, ThreadStore } from "../types.js";
+import type { IdleClaim, NewThreadOptions, ThreadRelease, ThreadRow, ThreadStore } from "../types.js";
 import type { SqliteConn } from "./sqlite-conn.js";
 import { type Clock, systemClock } from "../../clock.js";
 
@@ -43,7 +43,7 @@ export class SqliteThreadStore implements ThreadStore {
     return this.conn.lock.gate(() => this.q.get.get(threadId));
   }
 
-  create(threadId: string, owner: string, metadata: Record<string, unknown> = {}, graphId = "agent"): Promise<boolean> {
+  create(threadId: string, owner: string, { metadata = {}, graphId = "agent" }: NewThreadOptions = {}): Promise<boolean> {
     const now = this.clock.now();
     return this.conn.lock.gate(() => this.q.insert.run(threadId, JSON.stringify(metadata), owner, graphId, now, now).changes === 1);
   }
@@ -80,13 +80,7 @@ export class SqliteThreadStore implements ThreadStore {
     );
   }
 
-  release(
-    threadId: string,
-    holderId: string,
-    to: Exclude<ThreadStatus, "running">,
-    lastOutcome: LastOutcome | null,
-    openInterruptId: string | null = null,
-  ): Promise<boolean> {
+  release(threadId: string, holderId: string, { to, lastOutcome, openInterruptId = null }: ThreadRelease): Promise<boolean> {
     return this.conn.lock.gate(
       () => this.q.release.run(to, lastOutcome, openInterruptId, this.clock.now(), threadId, holderId, this.replicaId).changes === 1,
     );

@@ -38,7 +38,7 @@ describe("JSON endpoints", () => {
     expect(await client.cancel("t1")).toEqual({ thread_id: "t1", cancelled: false, status: "idle" });
     expect(await client.health()).toEqual({ ok: true });
     const decisions = [{ call_id: "c1", approved: false, reason: "no" }];
-    expect(await client.resumeDetached("t1", "i1", decisions)).toEqual({ run_id: "r9" });
+    expect(await client.resumeDetached("t1", "i1", { decisions })).toEqual({ run_id: "r9" });
     expect(JSON.parse(server.requests.at(-1)!.body)).toEqual({ interrupt_id: "i1", decisions });
   });
 
@@ -110,7 +110,7 @@ describe("streaming endpoints", () => {
       res.end();
     });
     const decisions = [{ call_id: "c1", approved: true }];
-    expect(await new TollgateClient({ baseUrl: server.baseUrl }).resume("t1", "i1", decisions).collect()).toEqual(events);
+    expect(await new TollgateClient({ baseUrl: server.baseUrl }).resume("t1", "i1", { decisions }).collect()).toEqual(events);
     const [req] = server.requests;
     expect(`${req!.method} ${req!.path}`).toBe("POST /threads/t1/resume");
     expect(req!.headers.accept).toBe("text/event-stream");
@@ -174,10 +174,10 @@ describe("identity: bearer token", () => {
     await client.audit("t1");
     await client.approvals();
     await client.cancel("t1");
-    await client.resumeDetached("t1", "i1", [{ call_id: "c1", approved: true }]);
+    await client.resumeDetached("t1", "i1", { decisions: [{ call_id: "c1", approved: true }] });
     await client.health();
     await client.run("t1", "hi").collect();
-    await client.resume("t1", "i1", [{ call_id: "c1", approved: true }]).collect();
+    await client.resume("t1", "i1", { decisions: [{ call_id: "c1", approved: true }] }).collect();
     await client.stream("t1").collect();
   }
 
@@ -393,8 +393,8 @@ describe("identity endpoints", () => {
       { call_id: "c2", approved: false, reason: "too much" },
     ];
     const client = new TollgateClient({ baseUrl: server.baseUrl });
-    await client.resume("t1", "i1", decisions).collect();
-    await client.resumeDetached("t1", "i2", decisions);
+    await client.resume("t1", "i1", { decisions }).collect();
+    await client.resumeDetached("t1", "i2", { decisions });
     expect(server.requests.map((r) => `${r.method} ${r.path}`)).toEqual(["POST /threads/t1/resume", "POST /threads/t1/resume"]);
     expect(JSON.parse(server.requests[0]!.body)).toStrictEqual({ interrupt_id: "i1", decisions });
     expect(JSON.parse(server.requests[1]!.body)).toStrictEqual({ interrupt_id: "i2", decisions });

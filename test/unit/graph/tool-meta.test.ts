@@ -60,7 +60,7 @@ describe("toolMeta for plain LangChain tools", () => {
     const asked = (await client.run("t2", "wire 7 to ann").collect()).at(-1);
     expect(asked).toMatchObject({ type: "interrupt", calls: [{ name: "wire_money", args: { to: "***", cents: 7 } }] });
     if (asked?.type !== "interrupt") return;
-    const done = await client.resume("t2", asked.interrupt_id, [{ call_id: asked.calls[0]!.call_id, approved: true }]).collect();
+    const done = await client.resume("t2", asked.interrupt_id, { decisions: [{ call_id: asked.calls[0]!.call_id, approved: true }] }).collect();
     expect(done.at(-1)).toMatchObject({ type: "done", message: "sent 7" });
     expect(sent).toEqual([{ to: "ann", cents: 7 }]);
   });

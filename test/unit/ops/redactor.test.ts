@@ -83,8 +83,8 @@ describe("RunLog redacts at its one exit", () => {
 
   it("tokens lose the configured secrets even split across them; what is held goes out before the next event", async () => {
     store = await openSqliteStore(fs.mkdtempSync(path.join(os.tmpdir(), "tollgate-redact-")));
-    await store.runs.start("r2", "t2", "message");
-    const log = new RunLog("r2", new EventPersister(store.runs, () => undefined), redactor);
+    await store.runs.start("r2", "t2", { kind: "message" });
+    const log = new RunLog("r2", { persister: new EventPersister(store.runs, () => undefined), redactor: redactor });
     const half = Math.floor(KEY.length / 2);
     for (const text of ["Your key: ", KEY.slice(0, half), `${KEY.slice(half)}. Then a task`]) log.append({ type: "token", text });
     log.append({ type: "tool_call", call_id: "c1", name: "lookup_order", args: { order_id: "A-1001" }, needs_approval: false });
@@ -98,8 +98,8 @@ describe("RunLog redacts at its one exit", () => {
 
   it("stores and publishes masked, scrubbed events; tokens as they came", async () => {
     store = await openSqliteStore(fs.mkdtempSync(path.join(os.tmpdir(), "tollgate-redact-")));
-    await store.runs.start("r1", "t1", "message");
-    const log = new RunLog("r1", new EventPersister(store.runs, () => undefined), redactor);
+    await store.runs.start("r1", "t1", { kind: "message" });
+    const log = new RunLog("r1", { persister: new EventPersister(store.runs, () => undefined), redactor: redactor });
     log.append({ type: "token", text: "Sending." });
     log.append({ type: "tool_call", call_id: "c1", name: "lookup_order", args: { order_id: "A-1001" }, needs_approval: false });
     log.append({ type: "tool_result", call_id: "c1", name: "lookup_order", status: "ok", output: JSON.stringify({ customer_email: EMAIL }) });

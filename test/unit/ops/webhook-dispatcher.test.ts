@@ -87,11 +87,11 @@ describe("webhook signature", () => {
   });
 
   it("backs off exponentially, jittered within [half, whole] of the step, capped", () => {
-    expect(webhookBackoffMs(1, 1000, 60_000, () => 0)).toBe(500);
-    expect(webhookBackoffMs(1, 1000, 60_000, () => 1)).toBe(1000);
-    expect(webhookBackoffMs(4, 1000, 60_000, () => 1)).toBe(8000);
-    expect(webhookBackoffMs(30, 1000, 60_000, () => 1)).toBe(60_000);
-    expect(webhookBackoffMs(30, 1000, 60_000, () => 0)).toBe(30_000);
+    expect(webhookBackoffMs(1, { baseMs: 1000, capMs: 60_000, random: () => 0 })).toBe(500);
+    expect(webhookBackoffMs(1, { baseMs: 1000, capMs: 60_000, random: () => 1 })).toBe(1000);
+    expect(webhookBackoffMs(4, { baseMs: 1000, capMs: 60_000, random: () => 1 })).toBe(8000);
+    expect(webhookBackoffMs(30, { baseMs: 1000, capMs: 60_000, random: () => 1 })).toBe(60_000);
+    expect(webhookBackoffMs(30, { baseMs: 1000, capMs: 60_000, random: () => 0 })).toBe(30_000);
   });
 });
 

@@ -143,7 +143,7 @@ describe("a replayed first block is placed with blockStart", () => {
     // Reloaded mid-run: the lookup step is already committed, the answer still streaming.
     const loaded = [user("hi"), assistant("Hello."), ASK, PLAN, LOOKED];
     const replay = block([tok("I'll check A-1002"), tok(" and refund $5.00."), toolCall("c-look", "lookup_order", { order_id: "A-1002" }), toolCall("c-ref", "refund_order", {}, true), toolResult("c-look", "lookup_order", "ok", { output: "{}" }), tok("more")]);
-    expect(blockStart(loaded, 0, replay, loaded)).toBe(3);
+    expect(blockStart(replay, { messages: loaded, from: 0, loaded })).toBe(3);
     const items = buildTimeline({ messages: loaded, loadedMessages: loaded, blocks: [replay] });
     expect(read(items)).toEqual([
       "user: hi",
@@ -159,7 +159,7 @@ describe("a replayed first block is placed with blockStart", () => {
   it("a resume-run's first event is a tool_result: it cuts before that tool message, so the plan and the lookup stay history", () => {
     const loaded = [ASK, PLAN, LOOKED, REFUNDED, FINAL];
     const replay = block([toolResult("c-ref", "refund_order", "ok", { output: '{"refund_id":7}' }), tok("Done: refunded"), tok(" $5.00 on A-1002."), done("Done: refunded $5.00 on A-1002.")]);
-    expect(blockStart(loaded, 0, replay, loaded)).toBe(3);
+    expect(blockStart(replay, { messages: loaded, from: 0, loaded })).toBe(3);
     const items = buildTimeline({ messages: loaded, loadedMessages: loaded, blocks: [replay] });
     expect(read(items)).toEqual([
       "user: refund order A-1002 5 dollars",
@@ -173,13 +173,13 @@ describe("a replayed first block is placed with blockStart", () => {
   it("a resume whose tool message is not committed yet leaves all of the history in place", () => {
     const loaded = [ASK, PLAN, LOOKED];
     const replay = block([toolResult("c-ref", "refund_order", "ok", { output: "{}" })]);
-    expect(blockStart(loaded, 0, replay, loaded)).toBe(3);
+    expect(blockStart(replay, { messages: loaded, from: 0, loaded })).toBe(3);
     expect(read(buildTimeline({ messages: loaded, loadedMessages: loaded, blocks: [replay] })).at(-1)).toBe("tool refund_order c-ref: ok");
   });
 
   it("with no events yet nothing is cut: the whole history shows", () => {
     const loaded = [ASK, PLAN, LOOKED, REFUNDED, FINAL];
-    expect(blockStart(loaded, 0, { events: [] }, loaded)).toBe(loaded.length);
+    expect(blockStart({ events: [] }, { messages: loaded, from: 0, loaded })).toBe(loaded.length);
     const items = buildTimeline({ messages: loaded, loadedMessages: loaded, blocks: [{ events: [] }] });
     expect(items).toHaveLength(5);
     expect(read(items).at(-1)).toBe("assistant(done): Done: refunded $5.00 on A-1002.");
@@ -238,7 +238,7 @@ describe("runs placed among messages they do not account for", () => {
     // A resume that failed before any result: its replay is a lone error event.
     const loaded = [ASK, PLAN, LOOKED];
     const replay = block([failure("model_error", "upstream 500")], { messagesAfter: 3 });
-    expect(blockStart(loaded, 0, replay, loaded)).toBe(3);
+    expect(blockStart(replay, { messages: loaded, from: 0, loaded })).toBe(3);
     expect(read(buildTimeline({ messages: loaded, loadedMessages: loaded, blocks: [replay] }))).toEqual([
       "user: refund order A-1002 5 dollars",
       "assistant(done): I'll check A-1002 and refund $5.00.",

@@ -151,7 +151,7 @@ describe("escalation", () => {
     const { t, client } = await tollgate(clock);
     await interruptOf(client, "both", "wire 5 to amy and note");
     const decided = await interruptOf(client, "decided", "wire 6 to amy");
-    await client.resume("decided", decided.interrupt_id, [{ call_id: decided.calls[0]!.call_id, approved: true }]).collect();
+    await client.resume("decided", decided.interrupt_id, { decisions: [{ call_id: decided.calls[0]!.call_id, approved: true }] }).collect();
     clock.advance(30_000);
     await t.expiry.sweep();
     expect(await inbox(t)).toEqual([expect.objectContaining({ thread_id: "both", escalated: true })]);
@@ -168,7 +168,7 @@ describe("previews", () => {
     const failed = await interruptOf(client, "pv-ghost", "pay 50 to ghost");
     expect(failed.calls[0]).toMatchObject({ name: "pay", preview_error: "no payee named ghost" });
     expect(failed.calls[0]).not.toHaveProperty("preview");
-    const done = await client.resume("pv-ghost", failed.interrupt_id, [{ call_id: failed.calls[0]!.call_id, approved: true }]).collect();
+    const done = await client.resume("pv-ghost", failed.interrupt_id, { decisions: [{ call_id: failed.calls[0]!.call_id, approved: true }] }).collect();
     expect(done.at(-1)).toMatchObject({ type: "done" });
   });
 
@@ -186,9 +186,9 @@ describe("an edit re-resolves the policy", () => {
     const { client } = await tollgate(new FakeClock(START));
     const asked = await interruptOf(client, "edit-up", "pay 50 to amy");
     const id = asked.calls[0]!.call_id;
-    await expect(client.resume("edit-up", asked.interrupt_id, [{ call_id: id, approved: true, edited_args: { cents: 5000 } }]).collect()).rejects.toMatchObject({ status: 403 });
+    await expect(client.resume("edit-up", asked.interrupt_id, { decisions: [{ call_id: id, approved: true, edited_args: { cents: 5000 } }] }).collect()).rejects.toMatchObject({ status: 403 });
     expect(await client.getThread("edit-up")).toMatchObject({ status: "waiting_human" });
-    const done = await client.resume("edit-up", asked.interrupt_id, [{ call_id: id, approved: true, edited_args: { cents: 60 } }]).collect();
+    const done = await client.resume("edit-up", asked.interrupt_id, { decisions: [{ call_id: id, approved: true, edited_args: { cents: 60 } }] }).collect();
     expect(done.at(-1)).toMatchObject({ type: "done" });
   });
 });

@@ -215,7 +215,7 @@ describe.each([sqlite, postgres])("the $name store", (backend) => {
 
       it("creates once, ensures, titles once, and lists newest first by keyset", async () => {
         const t = id("t");
-        expect(await s.threads.create(t, "alice", { a: 1 })).toBe(true);
+        expect(await s.threads.create(t, "alice", { metadata: { a: 1 } })).toBe(true);
         expect(await s.threads.create(t, "bob")).toBe(false);
         expect(await s.threads.get(t)).toMatchObject({ thread_id: t, owner: "alice", status: "idle", metadata: '{"a":1}', title: null });
         expect((await s.threads.ensure(t, "bob")).owner).toBe("alice");
@@ -249,10 +249,10 @@ describe.each([sqlite, postgres])("the $name store", (backend) => {
 
       it("keeps the graph a thread was made with, 'agent' when none is named; ensure never changes it", async () => {
         const t = id("t");
-        expect(await s.threads.create(t, "alice", { a: 1 }, "research")).toBe(true);
+        expect(await s.threads.create(t, "alice", { metadata: { a: 1 }, graphId: "research" })).toBe(true);
         expect(await s.threads.get(t)).toMatchObject({ thread_id: t, owner: "alice", metadata: '{"a":1}', graph_id: "research" });
         // The id is taken: the second create writes nothing, the graph included.
-        expect(await s.threads.create(t, "alice", {}, "other")).toBe(false);
+        expect(await s.threads.create(t, "alice", { graphId: "other" })).toBe(false);
         expect((await s.threads.get(t))!.graph_id).toBe("research");
         // ensure returns the thread as it is; comparing graphs is the caller's job.
         expect((await s.threads.ensure(t, "alice", "other")).graph_id).toBe("research");
@@ -277,7 +277,7 @@ describe.each([sqlite, postgres])("the $name store", (backend) => {
         await old.sql("INSERT INTO threads (thread_id, owner, created_at, updated_at) VALUES ('before', 'alice', 1, 2)");
         const reopened = await old.open();
         expect(await reopened.threads.get("before")).toMatchObject({ thread_id: "before", owner: "alice", graph_id: "agent" });
-        await reopened.threads.create("after", "alice", {}, "research");
+        await reopened.threads.create("after", "alice", { graphId: "research" });
         expect((await reopened.threads.get("after"))!.graph_id).toBe("research");
       });
 
@@ -306,7 +306,7 @@ describe.each([sqlite, postgres])("the $name store", (backend) => {
         expect(await s.threads.claimIdle(t, "r1")).toEqual({ ok: true });
         expect(await s.threads.claimIdle(t, "r2")).toEqual({ ok: false, reason: "busy" });
         expect((await s.threads.get(t))!.holder_id).toBe("r1");
-        expect(await s.threads.release(t, "r1", "waiting_human", null, "i1")).toBe(true);
+        expect(await s.threads.release(t, "r1", { to: "waiting_human", lastOutcome: null, openInterruptId: "i1" })).toBe(true);
         expect(await s.threads.claimIdle(t, "r3")).toEqual({ ok: false, reason: "awaiting_approval" });
         expect((await s.threads.get(t))!.latest_run_id).toBe("r1");
       });
@@ -315,14 +315,14 @@ describe.each([sqlite, postgres])("the $name store", (backend) => {
         const t = id("t");
         await s.threads.create(t, "alice");
         await s.threads.claimIdle(t, "run-a");
-        await s.threads.release(t, "run-a", "waiting_human", null, "int-1");
+        await s.threads.release(t, "run-a", { to: "waiting_human", lastOutcome: null, openInterruptId: "int-1" });
         const results = await race(20, (i) => s.threads.claimWaiting(t, `closer-${i}`, false));
         expect(results.filter((r) => r.status === "fulfilled" && r.value)).toHaveLength(1);
         const row = (await s.threads.get(t))!;
         expect(row).toMatchObject({ status: "running", latest_run_id: "run-a", open_interrupt_id: null, replica_id: s.replicas.id });
         expect(row.holder_id).toMatch(/^closer-/);
 
-        expect(await s.threads.release(t, row.holder_id!, "waiting_human", null, "int-2")).toBe(true);
+        expect(await s.threads.release(t, row.holder_id!, { to: "waiting_human", lastOutcome: null, openInterruptId: "int-2" })).toBe(true);
         expect(await s.threads.claimWaiting(t, "run-b", true)).toBe(true);
         expect(await s.threads.get(t)).toMatchObject({ holder_id: "run-b", latest_run_id: "run-b" });
         expect(await s.threads.claimWaiting(t, "run-c", true)).toBe(false); // running now, not waiting
@@ -332,9 +332,9 @@ describe.each([sqlite, postgres])("the $name store", (backend) => {
         const t = id("t");
         await s.threads.create(t, "alice");
         await s.threads.claimIdle(t, "r1");
-        expect(await s.threads.release(t, "someone-else", "idle", "completed")).toBe(false);
-        expect(await s.threads.release(t, "r1", "idle", "completed")).toBe(true);
-        expect(await s.threads.release(t, "r1", "idle", "error")).toBe(false);
+        expect(await s.threads.release(t, "someone-else", { to: "idle", lastOutcome: "completed" })).toBe(false);
+        expect(await s.threads.release(t, "r1", { to: "idle", lastOutcome: "completed" })).toBe(true);
+        expect(await s.threads.release(t, "r1", { to: "idle", lastOutcome: "error" })).toBe(false);
         expect(await s.threads.get(t)).toMatchObject({
           status: "idle",
           holder_id: null,
@@ -343,7 +343,7 @@ describe.each([sqlite, postgres])("the $name store", (backend) => {
           open_interrupt_id: null,
         });
         await s.threads.claimIdle(t, "r2");
-        expect(await s.threads.release(t, "r2", "waiting_human", null, "int-9")).toBe(true);
+        expect(await s.threads.release(t, "r2", { to: "waiting_human", lastOutcome: null, openInterruptId: "int-9" })).toBe(true);
         expect(await s.threads.get(t)).toMatchObject({ status: "waiting_human", last_outcome: "completed", open_interrupt_id: "int-9" });
       });
     });
@@ -379,7 +379,7 @@ describe.each([sqlite, postgres])("the $name store", (backend) => {
         const r = interrupt(id("t"));
         await s.interrupts.create(r);
         const to = ["resumed", "rejected", "expired", "cancelled"] as const;
-        const results = await race(20, (i) => s.interrupts.transition(r.interrupt_id, to[i % 4]!, [{ call_id: "c1", approved: true }]));
+        const results = await race(20, (i) => s.interrupts.transition(r.interrupt_id, to[i % 4]!, { decisions: [{ call_id: "c1", approved: true }] }));
         const won = results.flatMap((x, i) => (x.status === "fulfilled" && x.value ? [i] : []));
         expect(won).toHaveLength(1);
         const rec = (await s.interrupts.get(r.interrupt_id))!;
@@ -411,14 +411,14 @@ describe.each([sqlite, postgres])("the $name store", (backend) => {
       it("recordProgress: of 20 concurrent writes read at the same count exactly one lands; none past the deadline or once closed; a reopen clears it", async () => {
         const r = interrupt(id("t"), { expires_at: 5_000 });
         await s.interrupts.create(r);
-        const results = await race(20, (i) => s.interrupts.recordProgress(r.interrupt_id, 0, { c1: { approvals: [{ by: `p${i}`, at: 1 }] } }, 4_000));
+        const results = await race(20, (i) => s.interrupts.recordProgress(r.interrupt_id, { seenSeq: 0, progress: { c1: { approvals: [{ by: `p${i}`, at: 1 }] } }, before: 4_000 }));
         const won = results.flatMap((x, i) => (x.status === "fulfilled" && x.value ? [i] : []));
         expect(won).toHaveLength(1);
         expect(await s.interrupts.get(r.interrupt_id)).toMatchObject({ progress: { c1: { approvals: [{ by: `p${won[0]}` }] } }, progress_seq: 1 });
-        expect(await s.interrupts.recordProgress(r.interrupt_id, 0, {}, 4_000)).toBe(false);
-        expect(await s.interrupts.recordProgress(r.interrupt_id, 1, {}, 5_000)).toBe(false);
+        expect(await s.interrupts.recordProgress(r.interrupt_id, { seenSeq: 0, progress: {}, before: 4_000 })).toBe(false);
+        expect(await s.interrupts.recordProgress(r.interrupt_id, { seenSeq: 1, progress: {}, before: 5_000 })).toBe(false);
         expect(await s.interrupts.transition(r.interrupt_id, "resumed")).toBe(true);
-        expect(await s.interrupts.recordProgress(r.interrupt_id, 1, {}, 4_000)).toBe(false);
+        expect(await s.interrupts.recordProgress(r.interrupt_id, { seenSeq: 1, progress: {}, before: 4_000 })).toBe(false);
         expect(await s.interrupts.reopen(r.interrupt_id)).toBe(true);
         expect(await s.interrupts.get(r.interrupt_id)).toMatchObject({ status: "waiting_human", progress: {}, progress_seq: 2 });
       });
@@ -426,10 +426,10 @@ describe.each([sqlite, postgres])("the $name store", (backend) => {
       it("transition with `before`: a decision does not win against the deadline", async () => {
         const r = interrupt(id("t"), { expires_at: 5_000 });
         await s.interrupts.create(r);
-        expect(await s.interrupts.transition(r.interrupt_id, "resumed", [], 5_000)).toBe(false);
-        expect(await s.interrupts.transition(r.interrupt_id, "resumed", [], 5_001)).toBe(false);
+        expect(await s.interrupts.transition(r.interrupt_id, "resumed", { decisions: [], before: 5_000 })).toBe(false);
+        expect(await s.interrupts.transition(r.interrupt_id, "resumed", { decisions: [], before: 5_001 })).toBe(false);
         expect((await s.interrupts.get(r.interrupt_id))!.status).toBe("waiting_human");
-        expect(await s.interrupts.transition(r.interrupt_id, "resumed", [], 4_999)).toBe(true);
+        expect(await s.interrupts.transition(r.interrupt_id, "resumed", { decisions: [], before: 4_999 })).toBe(true);
         // The closer records the expiry without `before`.
         const late = interrupt(id("t"), { expires_at: 5_000 });
         await s.interrupts.create(late);
@@ -440,11 +440,11 @@ describe.each([sqlite, postgres])("the $name store", (backend) => {
         const r = interrupt(id("t"));
         await s.interrupts.create(r);
         expect(await s.interrupts.reopen(r.interrupt_id)).toBe(false);
-        await s.interrupts.transition(r.interrupt_id, "rejected", []);
+        await s.interrupts.transition(r.interrupt_id, "rejected", { decisions: [] });
         expect(await s.interrupts.reopen(r.interrupt_id)).toBe(true);
         expect(await s.interrupts.reopen(r.interrupt_id)).toBe(false);
         expect(await s.interrupts.get(r.interrupt_id)).toMatchObject({ status: "waiting_human", decided_at: null });
-        expect(await s.interrupts.transition(r.interrupt_id, "resumed", [])).toBe(true);
+        expect(await s.interrupts.transition(r.interrupt_id, "resumed", { decisions: [] })).toBe(true);
         const gone = interrupt(id("t"));
         await s.interrupts.create(gone);
         await s.interrupts.transition(gone.interrupt_id, "expired");
@@ -462,7 +462,7 @@ describe.each([sqlite, postgres])("the $name store", (backend) => {
         const d = interrupt(t, { expires_at: now + 10 });
         const decided = interrupt(t, { expires_at: now - 20 });
         for (const r of [a, b, c, d, decided]) await store.interrupts.create(r);
-        await store.interrupts.transition(decided.interrupt_id, "rejected", []);
+        await store.interrupts.transition(decided.interrupt_id, "rejected", { decisions: [] });
         expect((await store.interrupts.listExpired(now)).map((r) => r.interrupt_id)).toEqual([a.interrupt_id, b.interrupt_id]);
         const open = await store.interrupts.listOpen(now);
         expect(open.map((r) => r.interrupt_id)).toEqual([d.interrupt_id, c.interrupt_id]);
@@ -568,7 +568,7 @@ describe.each([sqlite, postgres])("the $name store", (backend) => {
 
       it("end closes a run once: the second settler learns it lost", async () => {
         const [t, r] = [id("t"), id("r")];
-        await s.runs.start(r, t, "message", '{"id":"m1","content":"hello"}');
+        await s.runs.start(r, t, { kind: "message", input: '{"id":"m1","content":"hello"}' });
         // The user's message is kept with the run: checkpoints come only at its end.
         expect(await s.runs.get(r)).toEqual({ run_id: r, thread_id: t, started_at: expect.any(Number), ended_at: null, outcome: null, input: '{"id":"m1","content":"hello"}' });
         expect(await s.runs.end(r, "completed")).toBe(true);
@@ -585,10 +585,10 @@ describe.each([sqlite, postgres])("the $name store", (backend) => {
         const [t, other] = [id("t"), id("t")];
         const runs = [id("r"), id("r"), id("r")];
         for (const r of runs) {
-          await st.runs.start(r, t, "message");
+          await st.runs.start(r, t, { kind: "message" });
           now += 1000;
         }
-        await st.runs.start(id("r"), other, "message");
+        await st.runs.start(id("r"), other, { kind: "message" });
         expect((await st.runs.listForThread(t, 10, 0)).map((r) => r.run_id)).toEqual([...runs].reverse());
         expect((await st.runs.listForThread(t, 1, 1)).map((r) => r.run_id)).toEqual([runs[1]]);
         expect(await st.runs.listForThread(id("none"), 10, 0)).toEqual([]);
@@ -598,12 +598,12 @@ describe.each([sqlite, postgres])("the $name store", (backend) => {
         const t = id("t");
         await s.threads.create(t, "alice");
         const [held, orphan, ended] = [id("r"), id("r"), id("r")];
-        for (const r of [held, orphan, ended]) await s.runs.start(r, t, "message");
+        for (const r of [held, orphan, ended]) await s.runs.start(r, t, { kind: "message" });
         await s.threads.claimIdle(t, held);
         await s.runs.end(ended, "completed");
         const unheld = (await s.runs.listUnheld()).filter((r) => r.thread_id === t);
         expect(unheld).toEqual([{ run_id: orphan, thread_id: t }]);
-        await s.threads.release(t, held, "idle", "completed");
+        await s.threads.release(t, held, { to: "idle", lastOutcome: "completed" });
         expect((await s.runs.listUnheld()).filter((r) => r.thread_id === t).map((r) => r.run_id).sort()).toEqual([held, orphan].sort());
       });
 
@@ -611,7 +611,7 @@ describe.each([sqlite, postgres])("the $name store", (backend) => {
         const t = id("t");
         const runs = [id("r"), id("r"), id("r"), id("r")];
         for (const r of runs) {
-          await s.runs.start(r, t, "message");
+          await s.runs.start(r, t, { kind: "message" });
           await s.runs.append(r, [ev(0), ev(1, "done")]);
         }
         for (const r of runs.slice(0, 3)) await s.runs.end(r, "completed");
@@ -730,7 +730,7 @@ describe.each([sqlite, postgres])("the $name store", (backend) => {
         await expect(
           s.transaction(async (tx) => {
             await tx.threads.create(t, "alice");
-            await tx.runs.start(r, t, "message");
+            await tx.runs.start(r, t, { kind: "message" });
             await tx.runs.append(r, [ev(0)]);
             await tx.interrupts.create({ ...i, thread_id: t });
             await tx.audit.append([
@@ -847,7 +847,7 @@ describe.each([sqlite, postgres])("the $name store", (backend) => {
         const [t, r] = [id("t"), id("r")];
         await s.threads.create(t, "alice");
         expect(await s.threads.claimIdle(t, r)).toEqual({ ok: true });
-        await s.runs.start(r, t, "message");
+        await s.runs.start(r, t, { kind: "message" });
         expect(await s.runs.end(r, "completed")).toBe(true);
         const i = interrupt(t, { run_id: r });
         await s.interrupts.create(i);
@@ -906,8 +906,8 @@ describe.each([sqlite, postgres])("the $name store", (backend) => {
         expect(await s.threads.get(t)).toMatchObject({ status: "running", holder_id: holder, replica_id: winner.id });
         expect((await s.replicas.listOrphaned(now)).map((r) => r.thread_id)).not.toContain(t);
         // The winner holds it now: a late release from elsewhere (the dead replica come back) fails.
-        if (backend.replicated) expect(await stores[(won[0]! + 1) % 2]!.threads.release(t, holder, "idle", "error")).toBe(false);
-        expect(await stores[won[0]! % 2]!.threads.release(t, holder, "idle", "error")).toBe(true);
+        if (backend.replicated) expect(await stores[(won[0]! + 1) % 2]!.threads.release(t, holder, { to: "idle", lastOutcome: "error" })).toBe(false);
+        expect(await stores[won[0]! % 2]!.threads.release(t, holder, { to: "idle", lastOutcome: "error" })).toBe(true);
       });
 
       it("adopt is a compare-and-set on holder and replica, a thread from before replicas included", async () => {
@@ -917,7 +917,7 @@ describe.each([sqlite, postgres])("the $name store", (backend) => {
         expect(await s.replicas.adopt(t, holder, "not-its-replica")).toBe(false);
         expect(await s.replicas.adopt(t, holder, null)).toBe(true);
         expect(await s.replicas.adopt(t, holder, null)).toBe(false);
-        await s.threads.release(t, holder, "idle", null);
+        await s.threads.release(t, holder, { to: "idle", lastOutcome: null });
         expect(await s.replicas.adopt(t, holder, s.replicas.id)).toBe(false); // not running any more
       });
 

@@ -49,7 +49,7 @@ describe("a ScriptedChatModel behind tollgate", () => {
     expect(gate.type).toBe("interrupt");
     expect(transfers).toEqual([]);
 
-    const done = await client.resume("t1", gate.interrupt_id, [{ call_id: gate.calls[0]!.call_id, approved: true }]).collect();
+    const done = await client.resume("t1", gate.interrupt_id, { decisions: [{ call_id: gate.calls[0]!.call_id, approved: true }] }).collect();
     expect(of(done, "tool_result")).toMatchObject([{ name: "transfer", status: "ok", output: "T-1" }]);
     expect(done.at(-1)).toMatchObject({ type: "done", outcome: "completed", message: "Sent as T-1." });
     expect(transfers).toEqual([{ to: "bob", cents: 250 }]);

@@ -103,7 +103,7 @@ describe("EventPersister", () => {
   it("a run whose end the database refused keeps its queued tokens for the next write", async () => {
     store = await openSqliteStore(fs.mkdtempSync(path.join(os.tmpdir(), "tollgate-persister-")));
     const persister = new EventPersister(store.runs, () => undefined);
-    const log = new RunLog("r", persister, { event: (body) => body, tokenFilter: () => PASS_TOKENS });
+    const log = new RunLog("r", { persister, redactor: { event: (body) => body, tokenFilter: () => PASS_TOKENS } });
     log.append({ type: "token", text: "Hello" });
     log.append({ type: "token", text: " there" });
     const refused = log.end({ type: "done", outcome: "completed", message: "Hello there" }, () => Promise.reject(new Error("database or disk is full")));

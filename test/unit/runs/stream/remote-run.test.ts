@@ -16,7 +16,7 @@ const done = (seq: number): LoggedEvent => ({ seq, type: "done", data: JSON.stri
 it("an end committed between reading the log and reading the run still reaches the follower", async () => {
   store = await openSqliteStore(fs.mkdtempSync(path.join(os.tmpdir(), "tollgate-follow-")));
   const s = store;
-  await s.runs.start("r", "t", "message");
+  await s.runs.start("r", "t", { kind: "message" });
   await s.runs.append("r", [token(0)]);
   // The run ends (terminal event and closed row, one transaction) right after the follower's
   // first read of the log finds nothing new.
@@ -33,6 +33,6 @@ it("an end committed between reading the log and reading the run still reaches t
     return events;
   };
   const seen: number[] = [];
-  for await (const batch of followStoredRun(s, "r", -1)) seen.push(...batch.map((e) => e.seq));
+  for await (const batch of followStoredRun(s, "r", { afterSeq: -1 })) seen.push(...batch.map((e) => e.seq));
   expect(seen).toEqual([0, 1]);
 });

@@ -23,7 +23,7 @@ describe("RunLog listeners", () => {
 
   async function newLog(): Promise<RunLog> {
     store = await openSqliteStore(fs.mkdtempSync(path.join(os.tmpdir(), "tollgate-runlog-")));
-    return new RunLog("r", new EventPersister(store.runs, () => undefined), { event: (body) => body, tokenFilter: () => PASS_TOKENS });
+    return new RunLog("r", { persister: new EventPersister(store.runs, () => undefined), redactor: { event: (body) => body, tokenFilter: () => PASS_TOKENS } });
   }
 
   it("get a burst of tokens as one batch (one write), though each token came a few microtasks after the last", async () => {
