@@ -80,7 +80,7 @@ const ON_GRAPHS = [
 //   PostgreSQL the restarted replica first holds its own lease a full lease (1 s) before it may
 //   take over a dead one's runs, so the thread is still 'running' then.
 // - studio: LangGraph Studio reads the SQLite file.
-// - readme-walkthrough: the README's walkthrough is the SQLite one.
+// - readme-walkthrough: the README's walkthroughs (and the docs') are the SQLite ones.
 // - web-page, browser-hostile: Chromium suites, slow, and the page does not care about the backend.
 // - fuzz, torture, chaos: long; they run on SQLite.
 // - replicas: PostgreSQL already (its own cluster, several servers on one database).

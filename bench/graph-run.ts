@@ -1,6 +1,6 @@
 /**
  * `npx tsx bench/graph-run.ts [--runs 2000]`: what one run costs inside LangGraph alone, the
- * minimal reproduction behind the README's "Where a run's time goes". In one process, no HTTP
+ * minimal reproduction behind docs/benchmarks.md's "Where a run's time goes". In one process, no HTTP
  * and no model server: tollgate's compiled graph on its SQLite checkpointer, a model that answers
  * at once (`FakeListChatModel`), one new thread per run, a one-word answer. Prints the mean wall
  * time per run for each variant, interleaved and repeated so machine noise hits all alike:

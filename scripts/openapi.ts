@@ -1,5 +1,5 @@
 /**
- * `npm run openapi`: writes docs/openapi.json from the code. A test fails while the checked-in
+ * `npm run openapi`: writes docs/reference/openapi.json from the code. A test fails while the checked-in
  * file differs from what the code generates, so run this after changing a schema or an endpoint.
  */
 import fs from "node:fs";
@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { LANGGRAPH_OPENAPI } from "../src/langgraph-api/index.js";
 import { buildOpenApiDocument } from "../src/server/openapi.js";
 
-export const OPENAPI_FILE = fileURLToPath(new URL("../docs/openapi.json", import.meta.url));
+export const OPENAPI_FILE = fileURLToPath(new URL("../docs/reference/openapi.json", import.meta.url));
 
 /** The checked-in file's exact text: two-space JSON and a final newline. */
 export const openApiText = () => `${JSON.stringify(buildOpenApiDocument(LANGGRAPH_OPENAPI), null, 2)}\n`;

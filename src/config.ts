@@ -35,85 +35,142 @@ const intFrom = (def: number, min: number) => z.coerce.number().int().min(min).d
 /** Seconds a timer may wait: Node fires any longer delay after 1 ms (2^31-1 ms is its limit). */
 const timerSeconds = (def: number) => z.coerce.number().positive().max(2_147_483).default(def);
 
-const envSchema = z.object({
-  PORT: intFrom(8787, 0),
-  HOST: z.string().min(1).default("127.0.0.1"),
-  DATA_DIR: z.string().min(1).default("./data"),
-  /** One PostgreSQL database shared by every replica; unset = SQLite in DATA_DIR. */
+/**
+ * Every variable the server reads, with its meaning: `.describe()` is the meaning, `.meta({
+ * defaultInWords })` a default that depends on other variables. `npm run docs:config` writes
+ * docs/reference/configuration.md from this, and a test fails while the two differ.
+ */
+export const envSchema = z.object({
+  PORT: intFrom(8787, 0).describe("listen port (`0` = any free port; the chosen one is printed)"),
+  HOST: z.string().min(1).default("127.0.0.1").describe(
+    "listen address. A non-loopback address needs `AUTH_TOKENS` or `AUTH_JWKS_URL` (or `TOLLGATE_INSECURE_NO_AUTH=1`): without auth the server refuses to start there (exit 2)",
+  ),
+  DATA_DIR: z.string().min(1).default("./data").describe("where `tollgate.db` lives (threads, checkpoints, interrupts, run events, ledger, demo tables)"),
   DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\/\S+$/, { error: "must be a postgres://user:password@host:port/database URL" })
-    .optional(),
-  /** Connections each replica keeps to PostgreSQL. */
-  DATABASE_POOL_SIZE: intFrom(10, 2),
-  /** A replica silent this long is dead: survivors close its runs within twice this. */
-  REPLICA_LEASE_SECONDS: timerSeconds(15),
-  MODEL: z.string().min(1).optional(),
-  OPENAI_API_KEY: z.string().optional(),
-  OPENAI_BASE_URL: z.string().url().optional(),
-  APPROVAL_TTL_SECONDS: z.coerce.number().positive().default(900),
-  /** A call still waiting this long is escalated (approval.escalated); unset: only tools that say so. */
-  APPROVAL_ESCALATE_SECONDS: z.coerce.number().positive().max(2_147_483).optional(),
-  MAX_ROUNDS: intFrom(8, 1),
-  /** A model call with no output this long after the request is aborted (model_timeout). */
-  MODEL_FIRST_TOKEN_TIMEOUT_SECONDS: timerSeconds(60),
-  /** A model call silent this long mid-answer is aborted; keep-alives do not count as output. */
-  MODEL_IDLE_TIMEOUT_SECONDS: timerSeconds(30),
-  /** Interval of `: ping` comments on idle streams. */
-  HEARTBEAT_SECONDS: timerSeconds(15),
-  /** Delay between the demo model's tokens, so a person can watch them arrive. */
-  DEMO_TOKEN_DELAY_MS: intFrom(15, 0),
-  /** How many finished runs' event logs each thread keeps for replay. */
-  EVENT_RETENTION_RUNS: intFrom(20, 1),
-  /** How often the expiry closer looks for interrupts past their deadline. */
-  EXPIRY_SWEEP_MS: intFrom(1000, 10),
-  AUTH_TOKENS: authTokens.optional(),
-  AUTH_JWKS_URL: z.string().url().optional(),
-  AUTH_ISSUER: z.string().min(1).optional(),
-  AUTH_AUDIENCE: z.string().min(1).optional(),
-  AUTH_ROLES_CLAIM: z.string().min(1).default("roles"),
-  /** Roles besides the contract's four that tokens and JWTs may carry (a quorum may require one). */
+    .optional()
+    .describe(
+      "`postgres://user:password@host:5432/db`: every store in that PostgreSQL database, shared by any number of replicas (see [Many replicas on one PostgreSQL](../guides/replicas-and-postgresql.md)); unset = SQLite in `DATA_DIR`",
+    ),
+  DATABASE_POOL_SIZE: intFrom(10, 2).describe("connections each replica keeps to PostgreSQL (plus one that listens for other replicas' notices)"),
+  REPLICA_LEASE_SECONDS: timerSeconds(15).describe(
+    "a replica that has not renewed its lease for this long is dead: the others close its runs as `error` within twice this",
+  ),
+  MODEL: z
+    .string()
+    .min(1)
+    .optional()
+    .meta({
+      description: "`demo` = the built-in offline scripted model; anything else is a model name on an OpenAI-compatible endpoint",
+      defaultInWords: "`demo` without `OPENAI_API_KEY`, else `gpt-4o-mini`",
+    }),
+  OPENAI_API_KEY: z.string().optional().describe("key for that endpoint; scrubbed like every other secret"),
+  OPENAI_BASE_URL: z
+    .string()
+    .url()
+    .optional()
+    .meta({ description: "any OpenAI-compatible Chat Completions endpoint (vLLM, Ollama, LM Studio…)", defaultInWords: "OpenAI's" }),
+  APPROVAL_TTL_SECONDS: z.coerce
+    .number()
+    .positive()
+    .default(900)
+    .describe("approval window: after it a pending call is closed as expired, never run (a tool's `ttl_seconds` may shorten it for its calls)"),
+  APPROVAL_ESCALATE_SECONDS: z.coerce
+    .number()
+    .positive()
+    .max(2_147_483)
+    .optional()
+    .describe(
+      "a call still waiting this long is escalated: one `approval.escalated` webhook, `escalated` in `/approvals` (a tool's `escalate_after_seconds` wins); unset: only tools that set their own",
+    ),
+  MAX_ROUNDS: intFrom(8, 1).describe("model calls per run; then `done` with `outcome: \"max_rounds\"`"),
+  MODEL_FIRST_TOKEN_TIMEOUT_SECONDS: timerSeconds(60).describe(
+    "a model call with no output this long after the request is aborted: `error` `model_timeout`",
+  ),
+  MODEL_IDLE_TIMEOUT_SECONDS: timerSeconds(30).describe(
+    "a model call silent this long in the middle of its answer is aborted the same way; keep-alives do not count as output",
+  ),
+  HEARTBEAT_SECONDS: timerSeconds(15).describe("interval of the `: ping` comments on every stream"),
+  DEMO_TOKEN_DELAY_MS: intFrom(15, 0).describe("pause between the demo model's tokens, so a person can watch them arrive"),
+  EVENT_RETENTION_RUNS: intFrom(20, 1).describe("finished runs per thread whose event logs are kept for replay"),
+  EXPIRY_SWEEP_MS: intFrom(1000, 10).describe("how often overdue approvals are closed"),
+  AUTH_TOKENS: authTokens
+    .optional()
+    .describe(
+      'JSON: static bearer tokens → principals, `{"<token>": {"sub": "alice", "roles": ["user"]}}` (tokens of 8+ characters). With neither this nor `AUTH_JWKS_URL`, auth is off: every request is `anonymous` with every role',
+    ),
+  AUTH_JWKS_URL: z.string().url().optional().describe("JWTs from your identity provider, verified against this JWKS (needs `AUTH_AUDIENCE`)"),
+  AUTH_ISSUER: z.string().min(1).optional().describe("a JWT's `iss` must equal this, when set"),
+  AUTH_AUDIENCE: z.string().min(1).optional().describe("a JWT's `aud` must include this; required with `AUTH_JWKS_URL`"),
+  AUTH_ROLES_CLAIM: z.string().min(1).default("roles").describe("where a JWT keeps its roles; a dotted path (`realm_access.roles`) or a full claim name"),
   AUTH_ROLES: z
     .string()
     .transform((s) => s.split(",").map((r) => r.trim()).filter(Boolean))
     .pipe(z.array(z.string().regex(/^[a-z][a-z0-9_-]{0,63}$/, "role names are lowercase letters, digits, _ or -")))
-    .optional(),
-  TOLLGATE_INSECURE_NO_AUTH: z.enum(["0", "1"]).default("0"),
-  /** Comma-separated `Host` names (any port) besides the loopback names and HOST itself. */
-  ALLOWED_HOSTS: z.string().optional(),
-  /** Comma-separated origins allowed to call cross-site (CORS on); none by default. */
-  CORS_ORIGINS: z.string().optional(),
-  /** Runs + resumes per principal per minute; 0 = off. Default 120 with auth, off without. */
-  RATE_LIMIT_RUNS_PER_MINUTE: z.coerce.number().int().min(0).optional(),
-  MAX_CONCURRENT_RUNS: intFrom(256, 1),
-  REQUEST_TIMEOUT_SECONDS: timerSeconds(30),
-  MAX_CONNECTIONS: intFrom(4096, 16),
-  /** Where approval webhooks are POSTed; unset = no webhooks. Needs APPROVAL_WEBHOOK_SECRET. */
+    .optional()
+    .describe(
+      "roles besides `user`, `approver`, `metrics` and `admin` that tokens and JWTs may carry, comma-separated (`finance,legal`): a quorum policy may require one. A token given a role that is neither exits 2",
+    ),
+  TOLLGATE_INSECURE_NO_AUTH: z.enum(["0", "1"]).default("0").describe("`1` lets the server listen on a non-loopback `HOST` with no auth"),
+  ALLOWED_HOSTS: z
+    .string()
+    .optional()
+    .describe(
+      "more `Host` names to answer for (comma-separated, any port), besides `localhost`, `127.0.0.1`, `[::1]` and `HOST` itself; behind a proxy, the public name (else `400 invalid_host`)",
+    ),
+  CORS_ORIGINS: z.string().optional().describe("comma-separated origins allowed to call from a browser on another site; CORS is off without it"),
+  RATE_LIMIT_RUNS_PER_MINUTE: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .meta({
+      description: "runs + resumes per principal per minute, `0` = off (a value that is set always applies)",
+      defaultInWords: "`120` with auth, `0` (off) without",
+    }),
+  MAX_CONCURRENT_RUNS: intFrom(256, 1).describe("runs in flight in this process; more get `503 overloaded`"),
+  REQUEST_TIMEOUT_SECONDS: timerSeconds(30).describe("a request's headers and body must arrive within this (streams already answering are exempt)"),
+  MAX_CONNECTIONS: intFrom(4096, 16).describe("open connections; past it the oldest idle or half-open one is closed"),
   APPROVAL_WEBHOOK_URL: z
     .string()
     .url()
     .regex(/^https?:\/\//i, { error: "must be an http:// or https:// URL" })
     // fetch refuses a URL with credentials in it; the secret is what authenticates a delivery.
     .refine((u) => !/^https?:\/\/[^/?#]*@/i.test(u), "must not carry a user name or password")
-    .optional(),
-  /** The HMAC-SHA256 key the receiver checks `X-Tollgate-Signature` with. */
-  APPROVAL_WEBHOOK_SECRET: z.string().min(16, "must be at least 16 characters").optional(),
-  /** Attempts per delivery before it is marked failed and the thread's next one goes. */
-  WEBHOOK_MAX_ATTEMPTS: intFrom(12, 1),
-  /** Tuning (tests shorten them): one attempt's deadline, first retry delay, longest delay, sweep interval. */
-  WEBHOOK_TIMEOUT_MS: intFrom(10_000, 10),
-  WEBHOOK_BACKOFF_BASE_MS: intFrom(1_000, 1),
-  WEBHOOK_BACKOFF_CAP_MS: intFrom(300_000, 1),
-  WEBHOOK_SWEEP_MS: intFrom(5_000, 10),
-  /** Hours a webhook stays in the outbox after it was delivered or failed, then it is deleted (at most a century). */
-  WEBHOOK_RETENTION_HOURS: z.coerce.number().int().min(1).max(876_000).default(168),
-  /** Lines below this level are not logged. */
-  LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
-  /**
-   * 32 bytes (base64, or 64 hex digits) sealing what the database must not hold in clear: an
-   * edit's sensitive values while its call waits for more approvals. Unset: SQLite keeps a key
-   * file beside its database (`sealing.key`); PostgreSQL replicas then refuse such edits.
-   */
+    .optional()
+    .describe(
+      "where approval webhooks are POSTed (`http://` or `https://`, see [Webhooks](../operations.md#webhooks)); unset = no webhooks, nothing is enqueued or sent",
+    ),
+  APPROVAL_WEBHOOK_SECRET: z
+    .string()
+    .min(16, "must be at least 16 characters")
+    .optional()
+    .describe(
+      "the key each body is signed with (`X-Tollgate-Signature`, 16+ characters); required with the URL: a URL without it refuses to start (exit 2). Scrubbed like every secret",
+    ),
+  WEBHOOK_MAX_ATTEMPTS: intFrom(12, 1).describe("attempts per delivery before it is marked failed (logged, counted) and the thread's next one goes"),
+  WEBHOOK_TIMEOUT_MS: intFrom(10_000, 10).describe("one attempt's deadline: a receiver that has not answered by then counts as a failed attempt"),
+  WEBHOOK_BACKOFF_BASE_MS: intFrom(1_000, 1).describe("the delay before retry *n* is `base·2^(n-1)`, capped, with jitter (between half and all of it)"),
+  WEBHOOK_BACKOFF_CAP_MS: intFrom(300_000, 1).describe("the longest delay between two attempts"),
+  WEBHOOK_SWEEP_MS: intFrom(5_000, 10).describe(
+    "how often the outbox is looked at besides right after each approval change (a restart picks up what was pending)",
+  ),
+  WEBHOOK_RETENTION_HOURS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(876_000)
+    .default(168)
+    .describe(
+      "how long a webhook is kept in the outbox after it was delivered or failed, then it is deleted (at most a century); pending ones are never deleted",
+    ),
+  LOG_LEVEL: z
+    .enum(LOG_LEVELS)
+    .default("info")
+    .describe(
+      "log lines below this level are dropped: `fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent` (see [Logs](../operations.md#logs))",
+    ),
   SEALING_KEY: z
     .string()
     .transform((text, ctx) => {
@@ -124,14 +181,35 @@ const envSchema = z.object({
       }
       return key;
     })
-    .optional(),
-  /** A langgraph.json-format file of the graphs to serve (`tollgate --graphs <file>`); unset = the built-in agent. */
-  TOLLGATE_GRAPHS: z.string().min(1).optional(),
-  /** Where traces go and as whom, when tracing is on (LangChain's names; `LANGCHAIN_*` aliases too). */
-  LANGSMITH_ENDPOINT: z.string().optional(),
-  LANGSMITH_API_KEY: z.string().optional(),
-  LANGSMITH_PROJECT: z.string().optional(),
-  LANGSMITH_WORKSPACE_ID: z.string().optional(),
+    .optional()
+    .meta({
+      description:
+        "32 bytes (base64, or 64 hex digits; `openssl rand -base64 32`) sealing an edit's sensitive values while its call waits for more approvals, so the database never holds them in clear. Unset on SQLite: `$DATA_DIR/sealing.key` is made once (mode 600). Unset on PostgreSQL: such an edit is refused, `422 unsupported`: give every replica the same key",
+      defaultInWords: "a key file beside SQLite's database; none on PostgreSQL",
+    }),
+  TOLLGATE_GRAPHS: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "a `langgraph.json`-format file of your graphs (same as `tollgate --graphs <file>`); unset: the built-in agent (see [Serve your own graph](../guides/your-graph.md))",
+    ),
+  LANGSMITH_ENDPOINT: z
+    .string()
+    .optional()
+    .meta({
+      description: "where traces go (e.g. a self-hosted LangSmith); must be a URL when tracing is on. Also read as `LANGCHAIN_ENDPOINT`",
+      defaultInWords: "LangSmith's cloud",
+    }),
+  LANGSMITH_API_KEY: z.string().optional().describe("sent as `x-api-key`; scrubbed like every other secret. Also read as `LANGCHAIN_API_KEY`"),
+  LANGSMITH_PROJECT: z
+    .string()
+    .optional()
+    .meta({ description: "the project runs are filed under. Also read as `LANGCHAIN_PROJECT`", defaultInWords: "LangSmith's `default`" }),
+  LANGSMITH_WORKSPACE_ID: z
+    .string()
+    .optional()
+    .describe("for org-scoped keys. Also read as `LANGCHAIN_WORKSPACE_ID`; the `LANGSMITH_` name wins when both are set"),
 });
 
 export interface Config {
@@ -216,8 +294,8 @@ const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|::1|\[::1\])$/i;
 const TRACING_ENV = ["LANGSMITH_TRACING_V2", "LANGCHAIN_TRACING_V2", "LANGSMITH_TRACING", "LANGCHAIN_TRACING"] as const;
 
 /**
- * Every environment variable the server reads, as the docs name it (the README's table and
- * `.env.example` are checked against this): the schema's, and tracing's switch, read apart under
+ * Every environment variable the server reads, as the docs name it (docs/reference/configuration.md
+ * and `.env.example` are checked against this): the schema's, and tracing's switch, read apart under
  * LangChain's aliases too.
  */
 export const CONFIG_VARIABLES: readonly string[] = [...Object.keys(envSchema.shape), "LANGSMITH_TRACING"];

@@ -12,7 +12,7 @@ const assistant = param("assistant_id", "An assistant id (uuid5 of the graph id)
 const json = (description: string, schema: Record<string, unknown> = { type: "object" }) => ({ description, content: { "application/json": { schema } } });
 const list = (description: string) => json(description, { type: "array", items: { type: "object" } });
 const stream = (description: string) => ({
-  description: `${description} LangGraph's stream modes as event names (see docs/langgraph-api.md); \`metadata\` first.`,
+  description: `${description} LangGraph's stream modes as event names (see docs/reference/langgraph-api.md); \`metadata\` first.`,
   headers: { "Content-Location": { description: "`/threads/{thread_id}/runs/{run_id}`: the run these frames come from.", schema: { type: "string" } } },
   content: { "text/event-stream": { schema: { type: "string" } } },
 });

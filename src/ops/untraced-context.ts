@@ -13,7 +13,7 @@ let installed = false;
  * With tracing off, @langchain/core still builds a langsmith `RunTree` (a uuid7 from
  * `getRandomValues`, a dotted order, a dozen environment reads) on every runnable invocation, only
  * to carry the config through AsyncLocalStorage to the code it calls: 12 per tollgate run, 18% of
- * what a run costs inside LangGraph (README.md, "What was tried"; `npx tsx bench/graph-run.ts`).
+ * what a run costs inside LangGraph (bench/results/history.md, "What was tried"; `npx tsx bench/graph-run.ts`).
  * This hands the same config over in a plain object instead. Upstream tried the same and did not
  * merge it (langchain-ai/langchainjs#10043), so it lives here.
  *

@@ -19,7 +19,7 @@ const json = (description: string, component: string): JsonSchema => ({
 });
 
 const stream = (description: string): JsonSchema => ({
-  description: `${description} See docs/events.md; the \`data\` of each event type is the schema named in \`x-sse-events\`.`,
+  description: `${description} See docs/reference/events.md; the \`data\` of each event type is the schema named in \`x-sse-events\`.`,
   headers: { "X-Run-Id": { description: "The run whose events follow.", schema: { type: "string" } } },
   content: { "text/event-stream": { schema: { type: "string", description: "SSE frames: `id: <run_id>:<seq>`, `event: <type>`, `data: <JSON>`." } } },
 });

@@ -39,7 +39,7 @@ export function buildOpenApiDocument(extra: OpenApiExtension = { endpoints: [], 
       version: CONTRACT_VERSION,
       description:
         "An agent server where every irreversible tool call waits for a person's approval. The event stream is " +
-        "described in docs/events.md, the approval semantics and error precedence in docs/semantics.md.",
+        "described in docs/reference/events.md, the approval semantics and error precedence in docs/concepts/state-machine.md.",
     },
     paths,
     webhooks: webhooks(),

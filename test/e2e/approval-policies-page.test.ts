@@ -3,8 +3,8 @@
  * model (AUTH_ROLES=finance): a $600 refund waits for two finance approvers, approved from two
  * browser profiles with two tokens; an escalation webhook arrives and the inbox marks the request
  * escalated; and a refund whose order had another refund land since its approver looked is
- * stopped as stale. Screenshots of each state go to test-output/screenshots/ (the README shows
- * copies from docs/screenshots/).
+ * stopped as stale. Screenshots of each state go to test-output/screenshots/ (docs/guides/approval-policies.md
+ * shows copies from docs/screenshots/).
  */
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";

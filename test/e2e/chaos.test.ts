@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { clean, runChaos } from "../../scripts/chaos.js";
 
-// A small chaos run (the README's figure comes from `npm run chaos`, 200 runs): whatever the model
+// A small chaos run (docs/concepts/testing.md's figure comes from `npm run chaos`, 200 runs): whatever the model
 // server and the clients do, no thread is left stuck and no invalid history reaches the model.
 describe("chaos", () => {
   it("60 runs against a misbehaving model with random cancels, disconnects and decisions leave nothing stuck", async () => {

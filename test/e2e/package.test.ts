@@ -219,7 +219,9 @@ describe("the npm package", () => {
   it("holds the compiled code, declarations and the built page, and no tests or data", () => {
     const names = tarFiles.map((f) => f.replace(/^package\//, ""));
     for (const f of ["package.json", "dist/src/index.js", "dist/src/index.d.ts", "dist/src/main.js", "dist/src/client/index.d.ts",
-      "dist/src/protocol/index.js", "dist/src/react/index.js", "dist/web/index.html"]) {
+      "dist/src/protocol/index.js", "dist/src/react/index.js", "dist/web/index.html",
+      // The README's map of the docs points into docs/: they travel with it.
+      "docs/guides/your-graph.md", "docs/reference/configuration.md"]) {
       expect(names, f).toContain(f);
     }
     expect(names.some((f) => f.startsWith("dist/web/assets/"))).toBe(true);
@@ -371,7 +373,7 @@ describe("the npm package", () => {
     expect(output, output).toMatch(/\bfail 0\b/);
   }, 240_000);
 
-  // The example's server is the README's snippet: neither it nor the bin may greet a team's first
+  // The example's server is the docs' snippet (docs/guides/your-tools.md): neither it nor the bin may greet a team's first
   // mistake with a stack, nor print the database password.
   const UNREACHABLE = { DATABASE_URL: "postgres://u:secretpw@127.0.0.1:1/x" }; // nothing listens on port 1
   const example = () => [process.execPath, "server.js"];

@@ -6,12 +6,15 @@ import { afterAll, describe, expect, it } from "vitest";
 import { REPO_ROOT, type ServerProcess, startServer } from "../helpers/server-process.js";
 import { openDb } from "../helpers/sqlite.js";
 
-// The README's walkthroughs, pasted into bash as written, against the demo model.
-const readme = () => fs.readFileSync(path.join(REPO_ROOT, "README.md"), "utf8");
+// The docs' walkthroughs, pasted into bash as written, against the demo model: each command block
+// marked `<!-- NAME:start -->` … `<!-- NAME:end -->`, from the page that shows it.
+// test/unit/readme-code.test.ts refuses a marked command block that this file does not run.
+const COMMAND_BLOCKS = { walkthrough: "README.md", "four-eyes": "docs/guides/approval-policies.md" } as const;
+const page = (name: keyof typeof COMMAND_BLOCKS) => fs.readFileSync(path.join(REPO_ROOT, COMMAND_BLOCKS[name]), "utf8");
 
-function block(name: string): string {
-  const found = new RegExp(`<!-- ${name}:start -->\\s*\`\`\`bash\\n([\\s\\S]*?)\`\`\`\\s*<!-- ${name}:end -->`).exec(readme());
-  if (!found) throw new Error(`README has no ${name} block`);
+function block(name: keyof typeof COMMAND_BLOCKS): string {
+  const found = new RegExp(`<!-- ${name}:start -->\\s*\`\`\`bash\\n([\\s\\S]*?)\`\`\`\\s*<!-- ${name}:end -->`).exec(page(name));
+  if (!found) throw new Error(`${COMMAND_BLOCKS[name]} has no ${name} block`);
   return found[1]!;
 }
 
@@ -26,12 +29,12 @@ async function demoServer(env: Record<string, string> = {}): Promise<ServerProce
   return server;
 }
 
-async function runBlock(name: string, server: ServerProcess): Promise<string> {
+async function runBlock(name: keyof typeof COMMAND_BLOCKS, server: ServerProcess): Promise<string> {
   const script = block(name).replaceAll("localhost:8787", new URL(server.url).host);
   return (await promisify(execFile)("bash", ["-euo", "pipefail", "-c", script], { timeout: 20_000 })).stdout;
 }
 
-describe("README walkthroughs", () => {
+describe("the docs' walkthroughs", () => {
   it("with no auth: streams an interrupt, then the approved refund", async () => {
     const server = await demoServer();
     const stdout = await runBlock("walkthrough", server);
@@ -49,9 +52,9 @@ describe("README walkthroughs", () => {
   });
 
   it("with two tokens: the requester is refused, the approver approves with an edit, the audit says who", async () => {
-    // The tokens exactly as the README starts the server with them.
-    const tokens = /AUTH_TOKENS='([^']+)' npm start/.exec(readme())?.[1];
-    expect(tokens, "README shows how to start with AUTH_TOKENS").toBeDefined();
+    // The tokens exactly as the page starts the server with them.
+    const tokens = /AUTH_TOKENS='([^']+)' npm start/.exec(page("four-eyes"))?.[1];
+    expect(tokens, `${COMMAND_BLOCKS["four-eyes"]} shows how to start with AUTH_TOKENS`).toBeDefined();
     const server = await demoServer({ AUTH_TOKENS: tokens! });
     const stdout = await runBlock("four-eyes", server);
     expect(stdout).toContain("event: interrupt");

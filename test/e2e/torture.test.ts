@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { runTorture } from "../../scripts/torture.js";
 
-// A short torture run (the README's figure comes from `npm run torture`, 200 kills): kill -9 at
+// A short torture run (docs/concepts/testing.md's figure comes from `npm run torture`, 200 kills): kill -9 at
 // exact writes and at random moments around approvals and mid-run, with the invariants checked
 // after every restart.
 describe("crash torture", () => {

@@ -18,7 +18,7 @@ export async function threadFacts(store: StoreOps, t: ThreadRow, p: Principal): 
 
 /**
  * The thread, if `p` may see it; otherwise exactly the error a missing thread gets, so that
- * probing ids tells nothing about other people's threads. Read from `at.store`: the run context
+ * reading ids tells nothing about other people's threads. Read from `at.store`: the run context
  * passes its own, a transaction passes `{ access, store: tx }`.
  */
 export async function seeThread(at: Pick<RunContext, "access"> & { store: StoreOps }, p: Principal, threadId: string): Promise<ThreadRow> {

@@ -34,7 +34,7 @@ const CONTRACT: Array<[string, string, string[]]> = [
 ];
 
 describe("the OpenAPI document", () => {
-  it("is checked in as docs/openapi.json exactly as the code generates it (run `npm run openapi`)", () => {
+  it("is checked in as docs/reference/openapi.json exactly as the code generates it (run `npm run openapi`)", () => {
     expect(fs.readFileSync(OPENAPI_FILE, "utf8")).toBe(openApiText());
   });
 
