@@ -86,7 +86,7 @@ function relativeLinks(file: string): Link[] {
 }
 
 /** README.md and docs/, and the pages they hand readers on to: the benchmark history, the examples' READMEs. */
-const files = ["README.md", ...markdownFiles("docs"), "bench/results/history.md", ...markdownFiles("examples").filter((f) => !f.includes("node_modules"))].map(
+const files = ["README.md", ...markdownFiles("docs"), "bench/results/history.md", "deploy/README.md", ...markdownFiles("examples").filter((f) => !f.includes("node_modules"))].map(
   (f) => path.join(REPO_ROOT, f),
 );
 const rel = (f: string) => path.relative(REPO_ROOT, f);
