@@ -7,9 +7,11 @@ export interface LangGraphInterrupt {
 }
 
 /**
- * An open interrupt as LangGraph clients read it: the tool calls as one HITL request in Python's
- * snake_case (what Agent Chat UI renders), keyed by tollgate's interrupt id, then each question the
- * graph asked under its own id. The calls' arguments arrive masked; the description is built from
+ * An open interrupt as LangGraph clients read it: the tool calls as one HITL request, keyed by
+ * tollgate's interrupt id, then each question the graph asked under its own id. The request
+ * carries both casings: Python's snake_case (what Agent Chat UI renders) and LangChain JS's
+ * camelCase (what `langgraph dev` sends and `@langchain/react` apps read), so frontend code
+ * written against either server carries over. The calls' arguments arrive masked; the description is built from
  * them, never from the raw ones.
  */
 export function interruptsOf(payload: InterruptPayload): LangGraphInterrupt[] {
@@ -19,14 +21,15 @@ export function interruptsOf(payload: InterruptPayload): LangGraphInterrupt[] {
   return out;
 }
 
-function hitlValue(payload: InterruptPayload) {
+/** The HITL value of an interrupt's tool calls: both casings and the `tollgate` block. */
+export function hitlValue(payload: InterruptPayload) {
+  const actionRequests = payload.calls.map((c) => ({ name: c.name, args: c.args, description: describeCall(c.name, c.args) }));
+  const allowed = (editable: boolean) => (editable ? ["approve", "edit", "reject"] : ["approve", "reject"]);
   return {
-    action_requests: payload.calls.map((c) => ({ name: c.name, args: c.args, description: describeCall(c.name, c.args) })),
-    review_configs: payload.calls.map((c) => ({
-      action_name: c.name,
-      allowed_decisions: c.editable ? ["approve", "edit", "reject"] : ["approve", "reject"],
-      args_schema: c.args_schema,
-    })),
+    action_requests: actionRequests,
+    review_configs: payload.calls.map((c) => ({ action_name: c.name, allowed_decisions: allowed(c.editable), args_schema: c.args_schema })),
+    actionRequests,
+    reviewConfigs: payload.calls.map((c) => ({ actionName: c.name, allowedDecisions: allowed(c.editable), argsSchema: c.args_schema })),
     tollgate: {
       interrupt_id: payload.interrupt_id,
       expires_at: payload.expires_at,

@@ -215,6 +215,10 @@ describe("the gate through LangGraph's shapes", () => {
       review_configs: [{ action_name: "send_email", allowed_decisions: expect.arrayContaining(["approve", "reject"]) }],
       tollgate: { interrupt_id: intr!.id, calls: [{ call_id: "lg-mail" }] },
     });
+    // The same request in LangChain JS's casing, as `langgraph dev` shows it.
+    const v = intr!.value as Record<string, Array<Record<string, unknown>>>;
+    expect(v.actionRequests).toEqual(v.action_requests);
+    expect(v.reviewConfigs).toEqual(v.review_configs!.map((r) => ({ actionName: r.action_name, allowedDecisions: r.allowed_decisions, argsSchema: r.args_schema })));
     expect(JSON.stringify(parts)).not.toContain("eve@example.com");
     expect(JSON.stringify(parts)).not.toContain("secret words");
     expect(named(parts, "updates").at(-1)!.data).toEqual({ __interrupt__: [intr] });
