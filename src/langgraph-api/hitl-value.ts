@@ -11,8 +11,8 @@ export interface LangGraphInterrupt {
  * tollgate's interrupt id, then each question the graph asked under its own id. The request
  * carries both casings: Python's snake_case (what Agent Chat UI renders) and LangChain JS's
  * camelCase (what `langgraph dev` sends and `@langchain/react` apps read), so frontend code
- * written against either server carries over. The calls' arguments arrive masked; the description is built from
- * them, never from the raw ones.
+ * written against either server carries over. The calls' arguments arrive masked; the
+ * description is built from them, never from the raw ones.
  */
 export function interruptsOf(payload: InterruptPayload): LangGraphInterrupt[] {
   const out: LangGraphInterrupt[] = [];
@@ -22,7 +22,7 @@ export function interruptsOf(payload: InterruptPayload): LangGraphInterrupt[] {
 }
 
 /** The HITL value of an interrupt's tool calls: both casings and the `tollgate` block. */
-export function hitlValue(payload: InterruptPayload) {
+function hitlValue(payload: InterruptPayload) {
   const actionRequests = payload.calls.map((c) => ({ name: c.name, args: c.args, description: describeCall(c.name, c.args) }));
   const allowed = (editable: boolean) => (editable ? ["approve", "edit", "reject"] : ["approve", "reject"]);
   return {
