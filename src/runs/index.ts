@@ -16,3 +16,4 @@ export { RunAdmission } from "./start/run-admission.js";
 export { LeaseKeeper } from "./recovery/lease-keeper.js";
 export type { RunRow, ThreadRow } from "../store/index.js";
 export { FRAME_MODES, type FrameMode, type FrameRequest, type GraphFrame } from "./stream/graph-frames.js";
+export { ThreadFeed, ThreadWatch, type InterruptState } from "./stream/thread-feed.js";

@@ -16,7 +16,8 @@ import { RunLog } from "./stream/run-log.js";
 import { forkPoint, refuseForkBeforeApprovals } from "./start/fork-check.js";
 import type { FrameRequest, GraphFrame } from "./stream/graph-frames.js";
 import { openGate, ProgressConflict, type ResumeRequest, type WaitingGate } from "./decide/resume-gate.js";
-import { reportDecision } from "./decide/report-decision.js";
+import { ThreadFeed } from "./stream/thread-feed.js";
+import { noticeThread, reportDecision } from "./decide/report-decision.js";
 import { cancelRemoteRun, followStoredRun } from "./stream/remote-run.js";
 import { seeThread } from "./threads/thread-access.js";
 
@@ -80,6 +81,7 @@ export interface CancelResult {
 /** Starts, resumes, cancels and follows runs. The only way anything runs on a thread. */
 export class RunService {
   private closing = false;
+  private threadFeed: ThreadFeed | undefined;
 
   private readonly unsubscribe: () => void;
 
@@ -300,6 +302,11 @@ export class RunService {
     return live ? live.followWithFrames(signal) : followStoredRun(this.ctx.store, runId, { afterSeq: -1, signal });
   }
 
+  /** The thread-centric view of threads: runs in order, their events, and notices of change. */
+  get feed(): ThreadFeed {
+    return (this.threadFeed ??= new ThreadFeed(this.ctx, (runId, afterSeq, signal) => this.events(runId, afterSeq, signal)));
+  }
+
   /** Whether a stream after `afterSeq` has anything to send: false once the terminal event is behind it. */
   async hasEventsAfter(runId: string, afterSeq: number): Promise<boolean> {
     const live = this.ctx.inFlight.logs.get(runId);
@@ -350,6 +357,7 @@ export class RunService {
     try {
       const launched = launch(await claim(), controller);
       if (!("waiting_on" in launched)) run = launched;
+      noticeThread(this.ctx, threadId);
       return launched;
     } catch (err) {
       // The database's answer was lost, not necessarily the commit: if the claim went in, the

@@ -203,6 +203,8 @@ export interface RunRow {
   outcome: string | null;
   /** A message run's user message (`RunInput` as JSON), kept with the claim: checkpoints come only at the run's end. */
   input: string | null;
+  /** The run's place on its thread, from 1 (0: a run stored before runs were numbered). */
+  ordinal: number;
 }
 
 /** How a run starts, besides its id and thread. */
@@ -306,7 +308,11 @@ export interface ReplicaStore {
 }
 
 /** Notices between replicas. SQLite: within the process; PostgreSQL: LISTEN/NOTIFY. */
-export type NoticeChannel = "cancel" | "run_events";
+/**
+ * `cancel`: a run to stop (key: run id). `run_events`: a run's log grew (key: run id). `thread`: a
+ * run started on a thread or its open interrupt changed (key: thread id).
+ */
+export type NoticeChannel = "cancel" | "run_events" | "thread";
 
 export interface ReplicaBus {
   /** Delivered to every subscriber on every replica (this one included), at most once each. */

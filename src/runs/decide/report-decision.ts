@@ -20,6 +20,7 @@ export interface DecisionReport {
  * transaction: a rolled-back decision was not made.
  */
 export function reportDecision(ctx: RunContext, d: DecisionReport): void {
+  noticeThread(ctx, d.threadId);
   ctx.metrics.decided(d.calls.map((c) => c.decision), d.decidedAt - d.openedAt);
   if (d.partial) ctx.metrics.approvedPartially(d.calls.filter((c) => c.decision === "approved").length);
   ctx.log.info("approval decided", {
@@ -28,5 +29,12 @@ export function reportDecision(ctx: RunContext, d: DecisionReport): void {
     ...(d.principal === null ? {} : { principal: d.principal }),
     calls: d.calls.map(({ call_id, tool, decision }) => ({ call_id, tool, decision })),
     ...(d.partial ? { partial: true } : {}),
+  });
+}
+
+/** Tells thread streams on every replica that a run started on the thread or its interrupt changed. */
+export function noticeThread(ctx: RunContext, threadId: string): void {
+  ctx.store.bus.publish("thread", threadId).catch((err: unknown) => {
+    ctx.log.warn("thread notice not sent: thread streams catch up at their next poll", { thread_id: threadId, error: String(err) });
   });
 }

@@ -3,7 +3,7 @@ import type { NoticeChannel, ReplicaBus } from "../types.js";
 
 type Listener = (key: string, payload: string) => void;
 
-const CHANNELS: readonly NoticeChannel[] = ["cancel", "run_events"];
+const CHANNELS: readonly NoticeChannel[] = ["cancel", "run_events", "thread"];
 const PREFIX = "tollgate_";
 
 /** The PostgreSQL channel a notice channel travels on: `tollgate_cancel`, `tollgate_run_events`. */

@@ -16,7 +16,10 @@ export class PgRunStore implements RunStore {
   ) {}
 
   async start(runId: string, threadId: string, { kind, input }: NewRun): Promise<void> {
-    await this.q.query("INSERT INTO runs (run_id, thread_id, kind, started_at, input) VALUES ($1, $2, $3, $4, $5)", [
+    // One run in flight per thread: the next ordinal read here cannot race another start.
+    await this.q.query(
+      `INSERT INTO runs (run_id, thread_id, kind, started_at, input, ordinal)
+       VALUES ($1, $2, $3, $4, $5, (SELECT COALESCE(MAX(ordinal), 0) + 1 FROM runs WHERE thread_id = $2))`, [
       runId,
       threadId,
       kind,
@@ -35,13 +38,13 @@ export class PgRunStore implements RunStore {
   }
 
   async get(runId: string): Promise<RunRow | undefined> {
-    const { rows } = await this.q.query<RunRow>("SELECT run_id, thread_id, started_at, ended_at, outcome, input FROM runs WHERE run_id = $1", [runId]);
+    const { rows } = await this.q.query<RunRow>("SELECT run_id, thread_id, started_at, ended_at, outcome, input, COALESCE(ordinal, 0) AS ordinal FROM runs WHERE run_id = $1", [runId]);
     return rows[0];
   }
 
   async listForThread(threadId: string, limit: number, offset: number): Promise<RunRow[]> {
     const { rows } = await this.q.query<RunRow>(
-      "SELECT run_id, thread_id, started_at, ended_at, outcome, input FROM runs WHERE thread_id = $1 ORDER BY started_at DESC, run_id LIMIT $2 OFFSET $3",
+      "SELECT run_id, thread_id, started_at, ended_at, outcome, input, COALESCE(ordinal, 0) AS ordinal FROM runs WHERE thread_id = $1 ORDER BY COALESCE(ordinal, 0) DESC, started_at DESC, run_id LIMIT $2 OFFSET $3",
       [threadId, limit, offset],
     );
     return rows;

@@ -180,13 +180,16 @@ ALTER TABLE interrupts ADD COLUMN IF NOT EXISTS progress_seq INTEGER NOT NULL DE
 ALTER TABLE audit ADD COLUMN IF NOT EXISTS preview_hash TEXT;
 -- the call's version the decision was taken on (edits make new versions)
 ALTER TABLE audit ADD COLUMN IF NOT EXISTS version INTEGER;
+
+-- version 7: a run's place on its thread (1, 2, …): the thread-centric protocol's seq counts across runs
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS ordinal INTEGER;
 `;
 
 /** The advisory lock key that serialises migrations (any constant; ASCII "tgsc"). */
 export const MIGRATION_LOCK_KEY = 0x74677363;
 
 /** Bumped with every change to `PG_SCHEMA`; kept in tollgate_meta once applied. */
-export const SCHEMA_VERSION = 6;
+export const SCHEMA_VERSION = 7;
 const VERSION_KEY = "schema_version";
 
 /**

@@ -15,11 +15,15 @@ export class SqliteRunStore implements RunStore {
   ) {
     const { db } = conn;
     this.q = {
-      start: db.prepare("INSERT INTO runs (run_id, thread_id, kind, started_at, input) VALUES (?, ?, ?, ?, ?)"),
+      // One run in flight per thread: the next ordinal read here cannot race another start.
+      start: db.prepare(
+        `INSERT INTO runs (run_id, thread_id, kind, started_at, input, ordinal)
+         VALUES (?, ?, ?, ?, ?, (SELECT COALESCE(MAX(ordinal), 0) + 1 FROM runs WHERE thread_id = ?))`,
+      ),
       end: db.prepare("UPDATE runs SET ended_at = ?, outcome = ? WHERE run_id = ? AND ended_at IS NULL"),
-      get: db.prepare<[string], RunRow>("SELECT run_id, thread_id, started_at, ended_at, outcome, input FROM runs WHERE run_id = ?"),
+      get: db.prepare<[string], RunRow>("SELECT run_id, thread_id, started_at, ended_at, outcome, input, COALESCE(ordinal, 0) AS ordinal FROM runs WHERE run_id = ?"),
       listForThread: db.prepare<[string, number, number], RunRow>(
-        "SELECT run_id, thread_id, started_at, ended_at, outcome, input FROM runs WHERE thread_id = ? ORDER BY started_at DESC, run_id LIMIT ? OFFSET ?",
+        "SELECT run_id, thread_id, started_at, ended_at, outcome, input, COALESCE(ordinal, 0) AS ordinal FROM runs WHERE thread_id = ? ORDER BY COALESCE(ordinal, 0) DESC, started_at DESC, run_id LIMIT ? OFFSET ?",
       ),
       insert: db.prepare(
         // A flush retried after a failed write carries the same first events, maybe with later ones
@@ -53,7 +57,7 @@ export class SqliteRunStore implements RunStore {
   }
 
   async start(runId: string, threadId: string, { kind, input }: NewRun): Promise<void> {
-    await this.conn.lock.gate(() => this.q.start.run(runId, threadId, kind, this.clock.now(), input ?? null));
+    await this.conn.lock.gate(() => this.q.start.run(runId, threadId, kind, this.clock.now(), input ?? null, threadId));
   }
 
   end(runId: string, outcome: string): Promise<boolean> {

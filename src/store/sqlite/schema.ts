@@ -145,6 +145,8 @@ export const ADDED_COLUMNS: ReadonlyArray<{ table: string; column: string; defin
   { table: "audit", column: "preview_hash", definition: "TEXT" },
   // the call's version the decision was taken on (edits make new versions)
   { table: "audit", column: "version", definition: "INTEGER" },
+  // a run's place on its thread (1, 2, …): the thread-centric protocol's seq counts across runs
+  { table: "runs", column: "ordinal", definition: "INTEGER" },
 ];
 
 export const LATE_INDEXES = `
