@@ -11,7 +11,9 @@ export const SSE_HEADERS = {
 
 /** `T`: what the batches hold; the run's events unless another face of the API encodes more. */
 export interface SseOptions<T = LoggedEvent> {
-  runId: string;
+  /** The run streamed (sent as `X-Run-Id`); a thread's stream across runs names its thread instead. */
+  runId?: string;
+  threadId?: string;
   /** Event batches to send; the stream closes when this ends. Stops when `signal` fires. */
   events: (signal: AbortSignal) => AsyncIterable<T[]>;
   /** The request's signal: fires when the client goes away. */
@@ -61,12 +63,12 @@ export function sseResponse<T = LoggedEvent>(o: SseOptions<T>): Response {
               if (stop.signal.aborted) break; // the client left while the batch was being read
             } else {
               text = "";
-              for (const e of batch as LoggedEvent[]) text += sseFrame(o.runId, e);
+              for (const e of batch as LoggedEvent[]) text += sseFrame(o.runId ?? "", e);
             }
             if (text) controller.enqueue(encoder.encode(text));
           }
         } catch (err) {
-          o.log.error("event stream failed", { run_id: o.runId, err });
+          o.log.error("event stream failed", { ...(o.runId ? { run_id: o.runId } : { thread_id: o.threadId }), err });
         } finally {
           clearInterval(heartbeat);
           if (!stop.signal.aborted) controller.close();
@@ -80,5 +82,5 @@ export function sseResponse<T = LoggedEvent>(o: SseOptions<T>): Response {
   // that already happened never fires its listeners, so it is acted on here.
   if (o.clientSignal.aborted) gone();
   // The run id up front lets a client recover a stream that drops before its first event.
-  return new Response(body, { status: 200, headers: { ...SSE_HEADERS, "X-Run-Id": o.runId, ...o.headers } });
+  return new Response(body, { status: 200, headers: { ...SSE_HEADERS, ...(o.runId ? { "X-Run-Id": o.runId } : {}), ...o.headers } });
 }

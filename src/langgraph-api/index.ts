@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import type { AppDeps } from "../http/index.js";
 import { assistantsRoutes } from "./assistants-routes.js";
+import { protocolRoutes } from "./protocol/protocol-routes.js";
 import { runsRoutes } from "./runs-routes.js";
 import { threadsRoutes } from "./threads-routes.js";
 
@@ -17,6 +18,7 @@ export function langGraphApi(deps: AppDeps): Hono {
   app.route("/assistants", assistantsRoutes(deps));
   app.route("/threads", threadsRoutes(deps));
   app.route("/threads", runsRoutes(deps));
+  app.route("/threads", protocolRoutes(deps));
   return app;
 }
 

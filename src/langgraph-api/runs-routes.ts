@@ -1,13 +1,12 @@
 import { type Context, Hono } from "hono";
 import type { Principal } from "../auth/index.js";
-import { AppError, formatIssues } from "../protocol/index.js";
-import type { ActiveRun, FrameRequest, ThreadSnapshot } from "../runs/index.js";
+import { AppError } from "../protocol/index.js";
+import type { ActiveRun, FrameRequest } from "../runs/index.js";
 import { type AppDeps, parseBody, principalOf, threadParam, waitingResponse } from "../http/index.js";
 
-import { graphOfAssistant } from "./assistant-id.js";
 import { runObject } from "./resources.js";
-import { bindResume, refuseWithoutOpen, resumeSchema } from "../gate/index.js";
-import { frameRequest, readRunAsk, requestedCheckpoint, type RunCreate, runCreateBody, streamModes } from "./run-request.js";
+import { frameRequest, type RunCreate, runCreateBody, streamModes } from "./run-request.js";
+import { startRun } from "./run-start.js";
 import { finalResult, runStream } from "./run-stream.js";
 import { parsePosition } from "./stream-frames.js";
 
@@ -30,43 +29,12 @@ export function runsRoutes(deps: AppDeps): Hono {
 
   /** Starts what the body asks for through the same run service as tollgate's own routes. */
   async function start(c: Context, body: RunCreate, o: { onDisconnect: "cancel" | "continue"; frames?: FrameRequest }): Promise<Started | Waiting> {
-    const { onDisconnect, frames } = o;
     const p = principalOf(c);
     const threadId = threadParam(c);
-    const ask = readRunAsk(body);
-    const graph = graphOfAssistant(deps.threads.catalog(), body.assistant_id);
-    const from = requestedCheckpoint(body);
-    // Read at most once: for a named checkpoint, for a resume; a plain message reads nothing here.
-    let read: Promise<ThreadSnapshot> | undefined;
-    const thread = () => (read ??= deps.threads.snapshot(p, threadId));
-    // Naming the head is what every run does (useStream sends it each time); an earlier checkpoint
-    // is a fork, which the run service allows only from where every approved call is held.
-    const fork = from !== undefined && from !== (await thread()).checkpoint?.id ? from : undefined;
-    if (ask.kind === "message") {
-      const run = await deps.runs.startMessage(p, { threadId, message: ask.message, onDisconnect, graphId: graph.id, frames, fromCheckpoint: fork });
-      return { run, p, threadId };
-    }
-    if (fork !== undefined) throw new AppError("unsupported", "A resume goes on from the thread's head: it cannot name an earlier checkpoint");
-    const snapshot = await thread();
-    if (snapshot.row.graph_id !== graph.id) {
-      throw new AppError("graph_mismatch", `This thread runs graph '${snapshot.row.graph_id}'; a thread keeps its graph for life`);
-    }
-    if (!snapshot.pending) refuseWithoutOpen(snapshot.row);
-    const bound = bindResume(ask.resume, snapshot.pending);
-    // The same edge rules as `POST /threads/{id}/resume`: one decision per call, reasons' length, argument names.
-    const checked = resumeSchema.safeParse({ interrupt_id: bound.interruptId, decisions: bound.decisions, answers: bound.answers });
-    if (!checked.success) throw new AppError("invalid_request", formatIssues(checked.error.issues, { max: 3, clip: 64 }));
-    const run = await deps.runs.startResume(p, {
-      threadId,
-      interruptId: checked.data.interrupt_id,
-      decisions: checked.data.decisions,
-      answers: checked.data.answers ?? [],
-      onDisconnect,
-      frames,
-    });
+    const started = await startRun(deps, { p, threadId, body, ...o });
     // Decisions on single calls of a quorum interrupt, others still open: no run to stream or wait on.
-    if ("waiting_on" in run) return { waiting: waitingResponse(c, run.waiting_on) };
-    return { run, p, threadId };
+    if ("waitingOn" in started) return { waiting: waitingResponse(c, started.waitingOn) };
+    return { run: started.run, p, threadId };
   }
 
   app.post("/:thread_id/runs/stream", async (c) => {

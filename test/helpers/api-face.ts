@@ -6,10 +6,11 @@
  */
 import { Client } from "@langchain/langgraph-sdk";
 import { TollgateClient } from "../../src/client/index.js";
-import { isTerminal, type ProtocolEvent } from "../../src/protocol/index.js";
+import { ERROR_STATUS, isErrorCode, isTerminal, type ProtocolEvent } from "../../src/protocol/index.js";
 
-export type FaceName = "tollgate" | "langgraph";
-export const FACES: readonly FaceName[] = ["tollgate", "langgraph"];
+export type FaceName = "tollgate" | "langgraph" | "thread-stream";
+/** tollgate's own API; LangGraph's run-centric one; LangGraph's thread-centric one (the SDK's `ThreadStream` over SSE). */
+export const FACES: readonly FaceName[] = ["tollgate", "langgraph", "thread-stream"];
 
 /** How a run ended, as either API lets a client see it. */
 export type Ending =
@@ -39,6 +40,7 @@ export interface ApiClient {
 }
 
 export function apiClient(face: FaceName, baseUrl: string, token: string | undefined): ApiClient {
+  if (face === "thread-stream") return threadStreamFace(baseUrl, token);
   return face === "tollgate" ? tollgateFace(baseUrl, token) : langGraphFace(baseUrl, token);
 }
 
@@ -85,18 +87,7 @@ function langGraphFace(baseUrl: string, token: string | undefined): ApiClient {
     send: (threadId, message) => read(client.runs.stream(threadId, "agent", { input: { messages: [{ type: "human", content: message }] }, streamMode: [...modes] })),
     async decide(threadId, _interruptId, decisions) {
       // By position in the interrupt's action requests, as Agent Chat UI sends them: the open one's.
-      const state = await client.threads.getState(threadId);
-      const value = state.tasks[0]?.interrupts[0]?.value as HitlValue | undefined;
-      const order = value?.tollgate.calls.map((c) => c.call_id) ?? decisions.map((d) => d.callId);
-      const byCall = new Map(decisions.map((d) => [d.callId, d]));
-      const positional = order.map((callId, i) => {
-        const d = byCall.get(callId);
-        if (!d) return { type: "reject", message: "no decision" };
-        if (!d.approved) return { type: "reject", ...(d.reason ? { message: d.reason } : {}) };
-        if (!d.editedArgs) return { type: "approve" };
-        const shown = value!.action_requests[i]!;
-        return { type: "edit", edited_action: { name: shown.name, args: { ...shown.args, ...d.editedArgs } } };
-      });
+      const positional = await positionalDecisions(client, threadId, decisions);
       return read(client.runs.stream(threadId, "agent", { command: { resume: { decisions: positional } }, streamMode: [...modes] }));
     },
     async cancel(threadId) {
@@ -105,6 +96,95 @@ function langGraphFace(baseUrl: string, token: string | undefined): ApiClient {
     },
     read: async (threadId) => JSON.stringify([await client.threads.get(threadId), await client.threads.getState(threadId)]),
   };
+}
+
+/** Decisions by position in the open interrupt's action requests, as Agent Chat UI sends them. */
+async function positionalDecisions(client: Client, threadId: string, decisions: FaceDecision[]) {
+  const state = await client.threads.getState(threadId);
+  const value = state.tasks[0]?.interrupts[0]?.value as HitlValue | undefined;
+  const order = value?.tollgate.calls.map((c) => c.call_id) ?? decisions.map((d) => d.callId);
+  const byCall = new Map(decisions.map((d) => [d.callId, d]));
+  return order.map((callId, i) => {
+    const d = byCall.get(callId);
+    if (!d) return { type: "reject", message: "no decision" };
+    if (!d.approved) return { type: "reject", ...(d.reason ? { message: d.reason } : {}) };
+    if (!d.editedArgs) return { type: "approve" };
+    const shown = value!.action_requests[i]!;
+    return { type: "edit", edited_action: { name: shown.name, args: { ...shown.args, ...d.editedArgs } } };
+  });
+}
+
+type ThreadEvent = { method: string; params: { namespace: string[]; data: any } };
+const TERMINAL_LIFECYCLE = new Set(["completed", "failed", "interrupted"]);
+const isRootEnd = (e: ThreadEvent) => e.method === "lifecycle" && e.params.namespace.length === 0 && TERMINAL_LIFECYCLE.has(e.params.data.event);
+
+/**
+ * LangGraph's thread-centric protocol through the SDK's `ThreadStream` (SSE): a command, then a
+ * stream opened from the seq it answers with, read up to the run's end. A refused command carries
+ * tollgate's code, which the face turns into that code's status for the shared assertions.
+ */
+function threadStreamFace(baseUrl: string, token: string | undefined): ApiClient {
+  const client = new Client({ apiUrl: `${baseUrl}/langgraph`, apiKey: token ?? null, callerOptions: { maxRetries: 0 } });
+  async function command(threadId: string, act: (thread: ReturnType<Client["threads"]["stream"]>) => Promise<unknown>) {
+    const thread = client.threads.stream(threadId, { assistantId: "agent" });
+    try {
+      const result = (await act(thread).catch(asStatusError)) as { status?: string } | undefined;
+      const events: ThreadEvent[] = [];
+      if (result?.status !== "waiting_human") {
+        const sub = await thread.subscribe({ channels: ["lifecycle", "messages", "tools", "input", "values"], since: thread.ordering.lastAppliedThroughSeq });
+        for await (const e of sub as AsyncIterable<ThreadEvent>) {
+          events.push(e);
+          if (isRootEnd(e)) break;
+        }
+      }
+      return { ending: threadEnding(events), wire: JSON.stringify(events) };
+    } finally {
+      await thread.close();
+    }
+  }
+  return {
+    send: (threadId, message) => command(threadId, (t) => t.run.start({ input: { messages: [{ type: "human", content: message }] } })),
+    async decide(threadId, interruptId, decisions) {
+      const positional = await positionalDecisions(client, threadId, decisions).catch(asStatusError);
+      return command(threadId, (t) => t.input.respond({ namespace: [], interrupt_id: interruptId, response: { decisions: positional } }));
+    },
+    async cancel(threadId) {
+      const [latest] = await client.runs.list(threadId, { limit: 1 });
+      if (latest) await client.runs.cancel(threadId, latest.run_id, true);
+    },
+    async read(threadId) {
+      const thread = client.threads.stream(threadId, { assistantId: "agent" });
+      try {
+        const tree = await thread.agent.getTree().catch(asStatusError);
+        return JSON.stringify([tree, await thread.state.get({ namespace: [] }).catch(asStatusError)]);
+      } finally {
+        await thread.close();
+      }
+    },
+  };
+}
+
+/** A command's refusal as the other faces show it: tollgate's code's HTTP status in `status`. */
+function asStatusError(err: unknown): never {
+  const code = (err as { response?: { tollgate?: { code?: string } } }).response?.tollgate?.code;
+  if (isErrorCode(code)) throw Object.assign(new Error((err as Error).message), { status: ERROR_STATUS[code], code });
+  throw err;
+}
+
+function threadEnding(events: ThreadEvent[]): Ending {
+  const end = events.findLast(isRootEnd);
+  if (!end) return { kind: "error", message: "no terminal lifecycle event" };
+  if (end.params.data.event === "failed") {
+    return end.params.data.error === "cancelled" ? { kind: "cancelled" } : { kind: "error", message: String(end.params.data.error ?? "") };
+  }
+  if (end.params.data.event === "interrupted") {
+    const request = events.findLast((e) => e.method === "input.requested")!.params.data as { payload: HitlValue };
+    const v = request.payload;
+    const calls = v.tollgate.calls.map((c, i) => ({ callId: c.call_id, name: v.action_requests[i]!.name, args: v.action_requests[i]!.args }));
+    return { kind: "interrupt", interruptId: v.tollgate.interrupt_id, calls };
+  }
+  const values = events.findLast((e) => e.method === "values")?.params.data as { messages?: Array<{ type: string; content: string }> } | undefined;
+  return { kind: "done", text: values?.messages?.at(-1)?.content ?? "" };
 }
 
 function langGraphEnding(parts: Part[]): Ending {

@@ -1,0 +1,159 @@
+import type { InterruptPayload, LoggedEvent } from "../../protocol/index.js";
+import { closingOutcomes } from "../../tools/index.js";
+import { interruptsOf } from "../hitl-value.js";
+import type { Values } from "../stream-frames.js";
+import type { Emitted } from "./protocol-event.js";
+
+export interface TranslatorOptions {
+  runId: string;
+  graphId: string;
+  /** The thread's state now (from the checkpoint, masked). */
+  readValues: () => Promise<Values>;
+}
+
+type ToolCall = { id: string; name: string; args: Record<string, unknown> };
+
+/**
+ * Turns one run's logged events into the thread-centric protocol's events, in order: tokens and
+ * tool calls into one AI message per model turn (message-start, content blocks, message-finish),
+ * tool results into `tools` events, the terminal event into state, input requests and the root
+ * lifecycle. The same events give the same output, so a replay from the log matches what was sent
+ * live. Everything it reads was masked before it was logged.
+ */
+export class ProtocolTranslator {
+  private turn = 0;
+  private inMessage = false;
+  /** Index of the open content block, and its text so far (a text block). */
+  private block: { index: number; text: string } | undefined;
+  private blocks = 0;
+  /** The calls this run's model asked for, for `tool-started`'s input. */
+  private readonly calls = new Map<string, ToolCall>();
+
+  constructor(private readonly o: TranslatorOptions) {}
+
+  /** What a run's start sends: it runs, from this state. */
+  async start(): Promise<Emitted[]> {
+    return [{ method: "lifecycle", data: { event: "running", graph_name: this.o.graphId } }, await this.values()];
+  }
+
+  async events(e: LoggedEvent): Promise<Emitted[]> {
+    const d = JSON.parse(e.data) as Record<string, unknown>;
+    switch (e.type) {
+      case "token":
+        return this.text(String(d.text ?? ""));
+      case "tool_call":
+        return this.toolCall({ id: String(d.call_id), name: String(d.name), args: (d.args ?? {}) as Record<string, unknown> });
+      case "tool_result":
+        return [...this.endMessage(), ...this.toolResult(d)];
+      case "interrupt": {
+        const requests = interruptsOf(d as unknown as InterruptPayload).map((i) => inputRequested(i));
+        return [...this.endMessage(), await this.values(), ...requests, lifecycle("interrupted", this.o.graphId)];
+      }
+      case "done":
+        return [...this.endMessage(), await this.values(), lifecycle("completed", this.o.graphId)];
+      case "cancelled":
+        // A cancel is a failure to the protocol: never `completed` or `interrupted`.
+        return [...this.endMessage(), await this.values(), { ...lifecycle("failed", this.o.graphId), data: { event: "failed", graph_name: this.o.graphId, error: "cancelled" } }];
+      case "error":
+        return [...this.endMessage(), { method: "lifecycle", data: { event: "failed", graph_name: this.o.graphId, error: String(d.message ?? d.code ?? "error") } }];
+      default:
+        return [];
+    }
+  }
+
+  private messageStart(): Emitted[] {
+    if (this.inMessage) return [];
+    this.inMessage = true;
+    this.blocks = 0;
+    return [this.message({ event: "message-start", role: "ai", id: `run-${this.o.runId}-${this.turn}` })];
+  }
+
+  private text(text: string): Emitted[] {
+    const out = this.messageStart();
+    if (!this.block) {
+      this.block = { index: this.blocks++, text: "" };
+      out.push(this.message({ event: "content-block-start", index: this.block.index, content: { type: "text", text: "" } }));
+    }
+    this.block.text += text;
+    out.push(this.message({ event: "content-block-delta", index: this.block.index, delta: { type: "text-delta", text } }));
+    return out;
+  }
+
+  private toolCall(call: ToolCall): Emitted[] {
+    this.calls.set(call.id, call);
+    const out = [...this.messageStart(), ...this.finishBlock()];
+    const index = this.blocks++;
+    out.push(this.message({ event: "content-block-start", index, content: { type: "tool_call_chunk", id: call.id, name: call.name, args: "", index } }));
+    out.push(this.message({ event: "content-block-delta", index, delta: { type: "tool-call-delta", args: JSON.stringify(call.args) } }));
+    out.push(this.message({ event: "content-block-finish", index, content: { type: "tool_call", id: call.id, name: call.name, args: call.args } }));
+    return out;
+  }
+
+  private finishBlock(): Emitted[] {
+    if (!this.block) return [];
+    const { index, text } = this.block;
+    this.block = undefined;
+    return [this.message({ event: "content-block-finish", index, content: { type: "text", text } })];
+  }
+
+  /** The model's turn is over (a tool ran, or the run ended): the next tokens are a new message. */
+  private endMessage(): Emitted[] {
+    if (!this.inMessage) return [];
+    const out = [...this.finishBlock(), this.message({ event: "message-finish", reason: "stop" })];
+    this.inMessage = false;
+    this.turn++;
+    return out;
+  }
+
+  /** A call that ran: started, then finished or failed. A call closed without running: only its error. */
+  private toolResult(d: Record<string, unknown>): Emitted[] {
+    const id = String(d.call_id);
+    const name = String(d.name);
+    const status = String(d.status);
+    const text = String(d.output ?? d.error ?? "");
+    const update: Emitted = { method: "updates", node: "tools", data: { messages: [{ type: "tool", tool_call_id: id, name, content: text, status: status === "ok" ? "success" : "error" }] } };
+    if (status === "rejected" || status === "expired" || status === "cancelled" || status === "invalid_args") {
+      return [toolError({ id, message: text, code: status }), update];
+    }
+    const input = this.calls.get(id)?.args;
+    const started: Emitted = { method: "tools", data: { event: "tool-started", tool_call_id: id, tool_name: name, ...(input ? { input } : {}) } };
+    if (status === "ok") return [started, { method: "tools", data: { event: "tool-finished", tool_call_id: id, output: text } }, update];
+    return [started, toolError({ id, message: text }), update];
+  }
+
+  private message(data: Record<string, unknown>): Emitted {
+    return { method: "messages", node: "agent", data };
+  }
+
+  private async values(): Promise<Emitted> {
+    return { method: "values", data: await this.o.readValues() };
+  }
+}
+
+/**
+ * An interrupt's change after the run that opened it, as the protocol tells it: decisions on single
+ * calls ask again with the updated value; a close answers it, and calls closed without running
+ * (expired, cancelled) fail with the text the model is told.
+ */
+export function interruptChange(o: { opened: InterruptPayload; now: InterruptPayload | undefined; status: string }): Emitted[] {
+  if (o.status === "waiting_human") return o.now && o.now.interrupt_id === o.opened.interrupt_id ? interruptsOf(o.now).map(inputRequested) : [];
+  const ids = interruptsOf(o.opened).map((i) => i.id);
+  const out: Emitted[] = [{ method: "input.answered", data: { interrupt_ids: [...new Set([...ids, o.opened.interrupt_id])] } }];
+  if (o.status === "expired" || o.status === "cancelled") {
+    const message = (o.status === "expired" ? closingOutcomes.expired() : closingOutcomes.cancelled()).error ?? o.status;
+    for (const c of o.opened.calls) out.push(toolError({ id: c.call_id, message, code: o.status }));
+  }
+  return out;
+}
+
+function inputRequested(i: { id: string; value: unknown }): Emitted {
+  return { method: "input.requested", data: { interrupt_id: i.id, payload: i.value } };
+}
+
+function lifecycle(event: string, graphName: string): Emitted {
+  return { method: "lifecycle", data: { event, graph_name: graphName } };
+}
+
+function toolError(o: { id: string; message: string; code?: string }): Emitted {
+  return { method: "tools", data: { event: "tool-error", tool_call_id: o.id, message: o.message, ...(o.code ? { code: o.code } : {}) } };
+}

@@ -1,0 +1,51 @@
+/** The thread-centric protocol's channels a stream or subscription may ask for. */
+export const PROTOCOL_CHANNELS = ["lifecycle", "messages", "tools", "input", "values", "updates", "checkpoints", "tasks", "custom"] as const;
+export type ProtocolChannel = (typeof PROTOCOL_CHANNELS)[number];
+
+/** An event's method: its channel, except the input channel's two. */
+export type ProtocolMethod = Exclude<ProtocolChannel, "input"> | "input.requested" | "input.answered";
+
+/** One event of `@langchain/protocol`, as the wire carries it. */
+export interface ProtocolEvent {
+  type: "event";
+  event_id: string;
+  seq: number;
+  method: ProtocolMethod;
+  params: { namespace: string[]; timestamp: number; node?: string; data: unknown };
+}
+
+/** What the translator makes before it is placed in the thread's order. */
+export interface Emitted {
+  method: ProtocolMethod;
+  data: unknown;
+  node?: string;
+}
+
+/** The channel an event travels on. */
+export function channelOf(method: ProtocolMethod): ProtocolChannel {
+  return method === "input.requested" || method === "input.answered" ? "input" : method;
+}
+
+// `seq` places every event of a thread in one order across runs, replicas and restarts, computed
+// from what is stored: the run's place on its thread, the logged event it comes from, and its
+// rank among the events made from that one. An interrupt's later changes (decisions on single
+// calls, its close) come after the run's last event.
+const RUN = 2 ** 32;
+const PER_EVENT = 64;
+const TAIL = 2 ** 31;
+const CLOSE = 2 ** 30;
+
+/** The seq of the `k`-th event made from logged event `loggedSeq` (-1: the run's start) of run `ordinal`. */
+export function runSeq(o: { ordinal: number; loggedSeq: number; k: number }): number {
+  return o.ordinal * RUN + (o.loggedSeq + 1) * PER_EVENT + o.k;
+}
+
+/** The seq of the `k`-th event of an interrupt's change after its run: decision `progress`, or its close. */
+export function tailSeq(o: { ordinal: number; progress: number | "closed"; k: number }): number {
+  return o.ordinal * RUN + TAIL + (o.progress === "closed" ? CLOSE : o.progress * PER_EVENT) + o.k;
+}
+
+/** The run a seq belongs to. */
+export function ordinalOf(seq: number): number {
+  return Math.floor(seq / RUN);
+}

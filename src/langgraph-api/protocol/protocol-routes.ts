@@ -1,0 +1,65 @@
+import { Hono } from "hono";
+import { z } from "zod";
+import { type AppDeps, parseBody, principalOf, sseResponse, threadParam } from "../../http/index.js";
+import { answerCommand, commandBody } from "./commands.js";
+import { channelOf, type ProtocolEvent } from "./protocol-event.js";
+import { threadEvents } from "./thread-events.js";
+
+/** The body of `POST /threads/{id}/stream/events`: which events this stream carries, and from where. */
+const streamBody = z
+  .object({
+    channels: z.array(z.string().max(200)).min(1).max(50),
+    namespaces: z.array(z.array(z.string().max(200)).max(20)).max(50).optional(),
+    depth: z.number().int().nonnegative().optional(),
+    since: z.number().int().nonnegative().optional(),
+  })
+  .strict();
+type StreamFilter = z.infer<typeof streamBody>;
+
+/**
+ * LangGraph's thread-centric protocol under `/langgraph`: one command per `POST …/commands`, and
+ * `POST …/stream/events`, an SSE stream of the thread's events that stays open across runs.
+ */
+export function protocolRoutes(deps: AppDeps): Hono {
+  const app = new Hono();
+
+  app.post("/:thread_id/commands", async (c) => {
+    const cmd = await parseBody(c, commandBody);
+    return c.json(await answerCommand({ deps, principal: principalOf(c), threadId: threadParam(c) }, cmd));
+  });
+
+  app.post("/:thread_id/stream/events", async (c) => {
+    const filter = await parseBody(c, streamBody);
+    const principal = principalOf(c);
+    const threadId = threadParam(c);
+    // Someone else's thread is refused before the stream opens; one not made yet is waited for.
+    await deps.runs.feed.exists(principal, threadId);
+    const wanted = matcher(filter);
+    return sseResponse<ProtocolEvent>({
+      threadId,
+      events: (signal) => threadEvents({ feed: deps.runs.feed, threads: deps.threads, principal, threadId, since: filter.since, signal }),
+      clientSignal: c.req.raw.signal,
+      heartbeatMs: deps.heartbeatMs,
+      log: deps.log,
+      encode: (batch) => batch.filter(wanted).map(frame).join(""),
+    });
+  });
+
+  return app;
+}
+
+/** Which events a stream's filter lets through: by channel (`custom:<name>` under `custom` too) and namespace. */
+function matcher(f: StreamFilter): (e: ProtocolEvent) => boolean {
+  const channels = new Set(f.channels);
+  return (e) => {
+    const channel = channelOf(e.method);
+    if (!channels.has(channel)) return false;
+    if (!f.namespaces?.length) return true;
+    // Every event here is the root graph's: only the root prefix matches it.
+    return f.namespaces.some((prefix) => prefix.length === 0);
+  };
+}
+
+function frame(e: ProtocolEvent): string {
+  return `id: ${e.event_id}\nevent: ${e.method}\ndata: ${JSON.stringify(e)}\n\n`;
+}

@@ -1,0 +1,106 @@
+import type { Principal } from "../../auth/index.js";
+import type { InterruptPayload } from "../../protocol/index.js";
+import type { RunRow, ThreadFeed, ThreadService, ThreadWatch } from "../../runs/index.js";
+import { valuesOf } from "../resources.js";
+import { interruptChange, ProtocolTranslator } from "./event-translator.js";
+import { type Emitted, ordinalOf, type ProtocolEvent, runSeq, tailSeq } from "./protocol-event.js";
+
+export interface ThreadEventsOptions {
+  feed: ThreadFeed;
+  threads: ThreadService;
+  principal: Principal;
+  threadId: string;
+  /** Events after this seq; none: the latest run from its first event. */
+  since?: number;
+  signal: AbortSignal;
+}
+
+/**
+ * A thread's protocol events in seq order, across its runs, for as long as `signal` lets it: the
+ * runs' durable logs translated (live ones as they grow), and after a run that stopped at the gate,
+ * its interrupt's changes until it closes. A thread that does not exist yet is waited for. Nothing
+ * is kept in memory between connections: a reconnect, a restart or another replica reads the same
+ * events with the same seqs from the store.
+ */
+export async function* threadEvents(o: ThreadEventsOptions): AsyncGenerator<ProtocolEvent[]> {
+  const { feed, threadId, signal } = o;
+  const watch = feed.watch(threadId);
+  try {
+    while (!(await feed.exists(o.principal, threadId))) {
+      await watch.wait(signal);
+      if (signal.aborted) return;
+    }
+    let after = o.since ?? -1;
+    let ordinal = o.since !== undefined ? Math.max(1, ordinalOf(o.since)) : ((await feed.latestRun(threadId))?.ordinal ?? 1);
+    while (!signal.aborted) {
+      const runs = await feed.runsFrom(threadId, ordinal);
+      if (!runs.length) {
+        await watch.wait(signal);
+        continue;
+      }
+      for (const run of runs) {
+        for await (const batch of runEvents({ ...o, run, watch, after })) {
+          if (!batch.length) continue;
+          after = batch.at(-1)!.seq;
+          yield batch;
+        }
+        if (signal.aborted) return;
+        ordinal = run.ordinal + 1;
+      }
+    }
+  } finally {
+    watch.close();
+  }
+}
+
+/** One run's events after `after`; after a stop at the gate, its interrupt's changes until it closes or a newer run starts. */
+async function* runEvents(o: ThreadEventsOptions & { run: RunRow; watch: ThreadWatch; after: number }): AsyncGenerator<ProtocolEvent[]> {
+  const { run, feed, signal } = o;
+  const graphId = (await o.threads.row(o.principal, o.threadId)).graph_id;
+  const readValues = async () => valuesOf(await o.threads.snapshot(o.principal, o.threadId));
+  const translator = new ProtocolTranslator({ runId: run.run_id, graphId, readValues });
+  let after = o.after;
+  const place = (emitted: Emitted[], seqOf: (k: number) => number): ProtocolEvent[] => {
+    const out: ProtocolEvent[] = [];
+    emitted.forEach((e, k) => {
+      const seq = seqOf(k);
+      if (seq > after) out.push(event(seq, e));
+    });
+    if (out.length) after = out.at(-1)!.seq;
+    return out;
+  };
+  yield place(await translator.start(), (k) => runSeq({ ordinal: run.ordinal, loggedSeq: -1, k }));
+  let opened: InterruptPayload | undefined;
+  for await (const batch of feed.events(run.run_id, -1, signal)) {
+    const out: ProtocolEvent[] = [];
+    for (const e of batch) {
+      if (e.type === "interrupt") opened = JSON.parse(e.data) as InterruptPayload;
+      out.push(...place(await translator.events(e), (k) => runSeq({ ordinal: run.ordinal, loggedSeq: e.seq, k })));
+    }
+    yield out;
+  }
+  if (!opened) return;
+  // The run stopped at the gate: what happens to its interrupt comes next, until it closes.
+  while (!signal.aborted) {
+    const state = await feed.interrupt(opened.interrupt_id);
+    if (!state) return;
+    const waiting = state.status === "waiting_human";
+    if (!waiting || state.progressSeq > 0) {
+      const now = waiting ? ((await o.threads.snapshot(o.principal, o.threadId)).pending ?? undefined) : undefined;
+      const progress = waiting ? state.progressSeq : "closed";
+      yield place(interruptChange({ opened, now, status: state.status }), (k) => tailSeq({ ordinal: run.ordinal, progress, k }));
+    }
+    if (!waiting) return;
+    await o.watch.wait(signal);
+  }
+}
+
+function event(seq: number, e: Emitted): ProtocolEvent {
+  return {
+    type: "event",
+    event_id: String(seq),
+    seq,
+    method: e.method,
+    params: { namespace: [], timestamp: Date.now(), ...(e.node ? { node: e.node } : {}), data: e.data },
+  };
+}
