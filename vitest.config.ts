@@ -43,6 +43,7 @@ const ON_POSTGRES = [
   "react-session",
   "reconnect",
   "secrets",
+  "thread-stream",
   "webhooks",
   "your-graphs",
 ].map((name) => `test/e2e/${name}.test.ts`);

@@ -131,8 +131,21 @@ function threadStreamFace(baseUrl: string, token: string | undefined): ApiClient
       const result = (await act(thread).catch(asStatusError)) as { status?: string } | undefined;
       const events: ThreadEvent[] = [];
       if (result?.status !== "waiting_human") {
-        const sub = await thread.subscribe({ channels: ["lifecycle", "messages", "tools", "input", "values"], since: thread.ordering.lastAppliedThroughSeq });
-        for await (const e of sub as AsyncIterable<ThreadEvent>) {
+        // The command's answer says where its run begins; the SDK's shared stream may also carry
+        // the run before it, which is left out here.
+        const applied = thread.ordering.lastAppliedThroughSeq ?? -1;
+        const sub = await thread.subscribe(["lifecycle", "messages", "tools", "input", "values"]);
+        // The SDK pauses a subscription at each run's end (an iteration is one run): resumed by the next run's events.
+        const next = sub[Symbol.asyncIterator]();
+        for (;;) {
+          const r = await next.next();
+          if (r.done) {
+            if (sub.isPaused) await sub.waitForResume();
+            else break;
+            continue;
+          }
+          const e = r.value as ThreadEvent & { seq: number };
+          if (e.seq <= applied) continue;
           events.push(e);
           if (isRootEnd(e)) break;
         }
