@@ -13,6 +13,11 @@ export interface RunInput {
   content: string;
   /** The earlier checkpoint the run starts from (a fork); absent: the thread's head. */
   from?: string;
+  /**
+   * The id the client gave its message, when it gave one: LangGraph's thread-centric clients
+   * match the message they sent by it. Shown by that face only; the history keeps `id`.
+   */
+  clientId?: string;
 }
 
 export const encodeRunInput = (input: RunInput): string => JSON.stringify(input);
@@ -21,7 +26,7 @@ export function runInputOf(row: Pick<RunRow, "input"> | undefined): RunInput | u
   if (!row?.input) return undefined;
   const v = JSON.parse(row.input) as Partial<RunInput>;
   if (typeof v.id !== "string" || typeof v.content !== "string") return undefined;
-  return { id: v.id, content: v.content, ...(typeof v.from === "string" ? { from: v.from } : {}) };
+  return { id: v.id, content: v.content, ...(typeof v.from === "string" ? { from: v.from } : {}), ...(typeof v.clientId === "string" ? { clientId: v.clientId } : {}) };
 }
 
 export const inputMessage = (input: RunInput): HumanMessage => new HumanMessage({ id: input.id, content: input.content });

@@ -25,7 +25,7 @@ export const runCreateBody = z
 export type RunCreate = z.infer<typeof runCreateBody>;
 
 /** What a run request asks for, once the refusals have been applied. */
-export type RunAsk = { kind: "message"; message: string } | { kind: "resume"; resume: unknown };
+export type RunAsk = { kind: "message"; message: string; clientMessageId?: string } | { kind: "resume"; resume: unknown };
 
 /**
  * The run a request asks for. Refused, because each could open the gate around it: messages that
@@ -46,7 +46,14 @@ export function readRunAsk(body: RunCreate): RunAsk {
   // `input` may ride along with a resume (Agent Chat UI sends `{}`): the command wins, as in LangGraph.
   if (command && command.resume !== undefined) return { kind: "resume", resume: command.resume };
   if (message === undefined) throw new AppError("invalid_request", "input.messages with one user message, or command.resume, is required");
-  return { kind: "message", message };
+  return { kind: "message", message, ...clientIdOf(body.input) };
+}
+
+/** A client's own id for its message, when it is a plain token (LangGraph clients send a uuid). */
+function clientIdOf(input: unknown): { clientMessageId?: string } {
+  const messages = (input as { messages?: unknown }).messages;
+  const first = (Array.isArray(messages) ? messages[0] : messages) as { id?: unknown } | undefined;
+  return typeof first?.id === "string" && /^[\w.:-]{1,128}$/.test(first.id) ? { clientMessageId: first.id } : {};
 }
 
 /**

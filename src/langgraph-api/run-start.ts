@@ -33,7 +33,8 @@ export async function startRun(deps: Pick<AppDeps, "runs" | "threads">, o: RunSt
   // is a fork, which the run service allows only from where every approved call is held.
   const fork = from !== undefined && from !== (await thread()).checkpoint?.id ? from : undefined;
   if (ask.kind === "message") {
-    const run = await deps.runs.startMessage(p, { threadId, message: ask.message, onDisconnect, graphId: graph.id, frames, fromCheckpoint: fork });
+    const { message, clientMessageId } = ask;
+    const run = await deps.runs.startMessage(p, { threadId, message, clientMessageId, onDisconnect, graphId: graph.id, frames, fromCheckpoint: fork });
     return { run };
   }
   if (fork !== undefined) throw new AppError("unsupported", "A resume goes on from the thread's head: it cannot name an earlier checkpoint");

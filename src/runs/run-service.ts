@@ -38,6 +38,8 @@ export interface MessageRequest {
   frames?: FrameRequest;
   /** An earlier checkpoint of the thread to start from (a fork) instead of its head. */
   fromCheckpoint?: string;
+  /** The id the client gave its message (kept beside the server's own, see `RunInput.clientId`). */
+  clientMessageId?: string;
 }
 
 /** What a claimed run is launched with. */
@@ -107,7 +109,12 @@ export class RunService {
     let graph!: ServedGraph;
     const runId = randomUUID();
     // An id of its own, so a repair can move or replace it like any other stored message.
-    const userMessage: RunInput = { id: randomUUID(), content: message, ...(fork ? { from: fork.checkpointId } : {}) };
+    const userMessage: RunInput = {
+      id: randomUUID(),
+      content: message,
+      ...(fork ? { from: fork.checkpointId } : {}),
+      ...(req.clientMessageId ? { clientId: req.clientMessageId } : {}),
+    };
     // The rows keep the words scrubbed of secrets, as the checkpoint does; the model reads them whole.
     const { scrubber } = this.ctx.redactor;
     // One transaction (one commit) for everything a run's start writes; a throw rolls it all back.

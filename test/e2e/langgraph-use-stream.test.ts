@@ -1,9 +1,11 @@
 /**
- * `useStream` from `@langchain/langgraph-sdk/react` in Debian's Chromium, against tollgate's
- * `/langgraph`: a small page (test/fixtures/use-stream-page) bundled here with esbuild and served
- * from an origin of its own, listed in CORS_ORIGINS, as a team's frontend would be. Tokens
- * stream into the page, the approval appears from the hook's `interrupt`, and approving through
- * `submit(undefined, { command: { resume } })` runs the refund once.
+ * LangChain's two `useStream` hooks in Debian's Chromium, against tollgate's `/langgraph`: the
+ * run-centric one from `@langchain/langgraph-sdk/react` (test/fixtures/use-stream-page, resuming
+ * through `submit(undefined, { command: { resume } })`) and the thread-centric one from
+ * `@langchain/react` (test/fixtures/react-stream-page, answering through `respond`). Each page is
+ * bundled here with esbuild and served from an origin of its own, listed in CORS_ORIGINS, as a
+ * team's frontend would be. Tokens stream into the page, the approval appears from the hook's
+ * `interrupt`, approving from the page runs the refund once, and each message shows once.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -24,9 +26,9 @@ let origin: string;
 let browser: Browser;
 
 /** The page and its bundle, from a server of their own: the page's origin is not tollgate's. */
-async function servePage(): Promise<http.Server> {
+async function servePage(fixture: string): Promise<http.Server> {
   const bundle = await build({
-    entryPoints: [path.join(REPO_ROOT, "test/fixtures/use-stream-page/app.tsx")],
+    entryPoints: [path.join(REPO_ROOT, `test/fixtures/${fixture}/app.tsx`)],
     bundle: true,
     write: false,
     format: "iife",
@@ -46,10 +48,16 @@ async function servePage(): Promise<http.Server> {
   return server;
 }
 
-describe.skipIf(skip)("useStream in Chromium against /langgraph", () => {
+/** The hooks, each with the page a team would write with it. */
+const HOOKS = [
+  { hook: "@langchain/langgraph-sdk/react", fixture: "use-stream-page", shot: "use-stream-approved.png" },
+  { hook: "@langchain/react", fixture: "react-stream-page", shot: "react-stream-approved.png" },
+];
+
+describe.skipIf(skip).each(HOOKS)("useStream of $hook in Chromium against /langgraph", ({ fixture, shot }) => {
   beforeAll(async () => {
     assertBrowserAvailable(avail);
-    page = await servePage();
+    page = await servePage(fixture);
     origin = `http://127.0.0.1:${(page.address() as AddressInfo).port}`;
     // Slow tokens, so the page can be seen mid-answer.
     [s, browser] = await Promise.all([startStack({ CORS_ORIGINS: origin }, { delayMs: 40 }), launchChromium()]);
@@ -92,8 +100,11 @@ describe.skipIf(skip)("useStream in Chromium against /langgraph", () => {
     await approval.waitFor({ state: "detached", timeout: 10_000 });
     expect(await tab.getByTestId("message-tool").textContent()).toContain("A-1001");
     expect(s.db.rows("refunds", "call_id = ?", "us-r1")).toHaveLength(1);
+    // Each message once: what streamed and the state sent after it name each message alike.
+    expect(await tab.getByTestId("message-human").allTextContents()).toEqual(["refund my order"]);
+    expect(await tab.getByTestId("message-ai").count()).toBe(2);
     expect(await tab.getByTestId("error").count()).toBe(0);
     await expect.poll(() => tab.getByTestId("loading").textContent(), { timeout: 10_000, message: "the hook did not see the stream end" }).toBe("idle");
-    await tab.screenshot({ path: path.join(REPO_ROOT, "test-output/screenshots/use-stream-approved.png") });
+    await tab.screenshot({ path: path.join(REPO_ROOT, `test-output/screenshots/${shot}`) });
   });
 });

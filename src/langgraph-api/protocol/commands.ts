@@ -5,6 +5,7 @@ import { AppError, type ErrorCode } from "../../protocol/index.js";
 import { valuesOf } from "../resources.js";
 import type { RunCreate } from "../run-request.js";
 import { startRun } from "../run-start.js";
+import { MessageIds } from "./message-ids.js";
 import { PROTOCOL_CHANNELS, runSeq } from "./protocol-event.js";
 
 /** One command of the thread-centric protocol, as `POST /threads/{id}/commands` takes it. */
@@ -159,7 +160,8 @@ function resumeOf(params: Record<string, unknown>): unknown {
 
 async function stateGet(ctx: CommandContext, params: Record<string, unknown>): Promise<Record<string, unknown>> {
   const snapshot = await ctx.deps.threads.snapshot(ctx.principal, ctx.threadId);
-  const values: Record<string, unknown> = valuesOf(snapshot);
+  const ids = MessageIds.of(await ctx.deps.runs.feed.runsFrom(ctx.threadId, 0));
+  const values: Record<string, unknown> = ids.display(valuesOf(snapshot));
   const keys = Array.isArray(params.keys) ? params.keys.filter((k): k is string => typeof k === "string") : undefined;
   const picked = keys ? Object.fromEntries(Object.entries(values).filter(([k]) => keys.includes(k))) : values;
   return { values: picked, ...(snapshot.checkpoint ? { checkpoint: { id: snapshot.checkpoint.id } } : {}) };

@@ -5,8 +5,9 @@ import type { Values } from "../stream-frames.js";
 import type { Emitted } from "./protocol-event.js";
 
 export interface TranslatorOptions {
-  runId: string;
   graphId: string;
+  /** The id of the run's `turn`-th assistant message (from 0), as the face shows it in state too. */
+  messageId: (turn: number) => string;
   /** The thread's state now (from the checkpoint, masked). */
   readValues: () => Promise<Values>;
 }
@@ -65,7 +66,7 @@ export class ProtocolTranslator {
     if (this.inMessage) return [];
     this.inMessage = true;
     this.blocks = 0;
-    return [this.message({ event: "message-start", role: "ai", id: `run-${this.o.runId}-${this.turn}` })];
+    return [this.message({ event: "message-start", role: "ai", id: this.o.messageId(this.turn) })];
   }
 
   private text(text: string): Emitted[] {
@@ -128,6 +129,24 @@ export class ProtocolTranslator {
   private async values(): Promise<Emitted> {
     return { method: "values", data: await this.o.readValues() };
   }
+}
+
+/**
+ * How many assistant messages a run's events stream (a model call that said or asked for
+ * something), counted as the translator counts its turns.
+ */
+export function turnsIn(events: readonly LoggedEvent[]): number {
+  let turns = 0;
+  let open = false;
+  for (const e of events) {
+    if (e.type === "token" || e.type === "tool_call") {
+      if (!open) turns++;
+      open = true;
+    } else if (e.type === "tool_result" || e.type === "interrupt" || e.type === "done" || e.type === "cancelled" || e.type === "error") {
+      open = false;
+    }
+  }
+  return turns;
 }
 
 /**

@@ -2,7 +2,8 @@ import type { Principal } from "../../auth/index.js";
 import type { InterruptPayload } from "../../protocol/index.js";
 import type { RunRow, ThreadFeed, ThreadService, ThreadWatch } from "../../runs/index.js";
 import { valuesOf } from "../resources.js";
-import { interruptChange, ProtocolTranslator } from "./event-translator.js";
+import { interruptChange, ProtocolTranslator, turnsIn } from "./event-translator.js";
+import { aiMessageId, MessageIds } from "./message-ids.js";
 import { type Emitted, ordinalOf, type ProtocolEvent, runSeq, tailSeq } from "./protocol-event.js";
 
 export interface ThreadEventsOptions {
@@ -57,8 +58,9 @@ export async function* threadEvents(o: ThreadEventsOptions): AsyncGenerator<Prot
 async function* runEvents(o: ThreadEventsOptions & { run: RunRow; watch: ThreadWatch; after: number }): AsyncGenerator<ProtocolEvent[]> {
   const { run, feed, signal } = o;
   const graphId = (await o.threads.row(o.principal, o.threadId)).graph_id;
-  const readValues = async () => valuesOf(await o.threads.snapshot(o.principal, o.threadId));
-  const translator = new ProtocolTranslator({ runId: run.run_id, graphId, readValues });
+  const { ids, messageId } = await messageNaming({ feed, threadId: o.threadId, run, signal });
+  const readValues = async () => ids.display(valuesOf(await o.threads.snapshot(o.principal, o.threadId)));
+  const translator = new ProtocolTranslator({ graphId, messageId, readValues });
   let after = o.after;
   const place = (emitted: Emitted[], seqOf: (k: number) => number): ProtocolEvent[] => {
     const out: ProtocolEvent[] = [];
@@ -93,6 +95,25 @@ async function* runEvents(o: ThreadEventsOptions & { run: RunRow; watch: ThreadW
     if (!waiting) return;
     await o.watch.wait(signal);
   }
+}
+
+/**
+ * How a run's assistant messages are named: after the user message of the latest message run up
+ * to it, counting the answers the runs since then streamed (a resume goes on answering the same
+ * message).
+ */
+async function messageNaming(o: { feed: ThreadFeed; threadId: string; run: RunRow; signal: AbortSignal }) {
+  const runs = await o.feed.runsFrom(o.threadId, 0);
+  const ids = MessageIds.of(runs);
+  const at = runs.findIndex((r) => r.run_id === o.run.run_id);
+  let from = at;
+  while (from > 0 && ids.anchorOf(runs[from]!) === undefined) from--;
+  const anchor = (from >= 0 && ids.anchorOf(runs[from]!)) || "start";
+  let before = 0;
+  for (const r of runs.slice(Math.max(from, 0), Math.max(at, 0))) {
+    for await (const batch of o.feed.events(r.run_id, -1, o.signal)) before += turnsIn(batch);
+  }
+  return { ids, messageId: (turn: number) => aiMessageId(anchor, before + turn) };
 }
 
 function event(seq: number, e: Emitted): ProtocolEvent {
