@@ -1,6 +1,8 @@
 import type { ErrorCode } from "../protocol/index.js";
 import type { Endpoint, OpenApiExtension } from "../http/index.js";
 import { assistantSearchBody } from "./assistants-routes.js";
+import { commandBody } from "./protocol/commands.js";
+import { streamBody } from "./protocol/protocol-routes.js";
 import { runCreateBody } from "./run-request.js";
 import { historyBody, threadCreateBody, threadSearchBody } from "./threads-routes.js";
 
@@ -122,6 +124,26 @@ const DECLARED: Endpoint[] = [
     ok: { 202: { description: "Cancelled; not waited for." }, 204: { description: "Cancelled, and ended." } },
     errors: [...READ, "not_found", "forbidden"],
   },
+  {
+    method: "post",
+    path: `${P}/threads/{thread_id}/commands`,
+    operationId: "lgProtocolCommand",
+    summary: "One command of LangGraph's thread-centric protocol (run.start, input.respond, state.get, …)",
+    parameters: [thread],
+    body: { component: "LangGraphProtocolCommand", required: true, description: "`{id, method, params}`." },
+    ok: { 200: json("`{type: \"success\", id, result, meta}` or `{type: \"error\", id, error, message, tollgate: {code}}`: a refusal by the gate is an answer, not an HTTP error.") },
+    errors: ["invalid_request", "unsupported_media_type", "thread_not_found", "rate_limited", "overloaded", "shutting_down", "storage_unavailable"],
+  },
+  {
+    method: "post",
+    path: `${P}/threads/{thread_id}/stream/events`,
+    operationId: "lgProtocolEvents",
+    summary: "The thread's events (thread-centric protocol), across its runs, filtered by channel",
+    parameters: [thread],
+    body: { component: "LangGraphProtocolStream", required: true, description: "`channels`; `since` (a seq) to replay after it, else the latest run from its start." },
+    ok: { 200: { description: "Protocol events, `id:` their `event_id`, `event:` their method; open until the client leaves.", content: { "text/event-stream": { schema: { type: "string" } } } } },
+    errors: ["invalid_request", "unsupported_media_type", "thread_not_found"],
+  },
 ];
 const ENDPOINTS: Endpoint[] = DECLARED.map((e) => ({ ...e, langgraph: true }));
 
@@ -134,5 +156,7 @@ export const LANGGRAPH_OPENAPI: OpenApiExtension = {
     LangGraphThreadSearch: threadSearchBody,
     LangGraphAssistantSearch: assistantSearchBody,
     LangGraphHistory: historyBody,
+    LangGraphProtocolCommand: commandBody,
+    LangGraphProtocolStream: streamBody,
   },
 };

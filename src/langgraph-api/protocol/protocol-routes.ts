@@ -6,7 +6,7 @@ import { channelOf, type ProtocolEvent } from "./protocol-event.js";
 import { threadEvents } from "./thread-events.js";
 
 /** The body of `POST /threads/{id}/stream/events`: which events this stream carries, and from where. */
-const streamBody = z
+export const streamBody = z
   .object({
     channels: z.array(z.string().max(200)).min(1).max(50),
     namespaces: z.array(z.array(z.string().max(200)).max(20)).max(50).optional(),
