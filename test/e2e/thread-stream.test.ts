@@ -285,6 +285,23 @@ describe("commands", () => {
     expect(refunds(s.db, "ts-c1")).toHaveLength(0);
   });
 
+  it("lists checkpoints, and refuses a fork from before an approved refund, which the model could ask for again", async () => {
+    const id = threadId("ts-fork");
+    const interruptId = await refundAsked(id, "ts-f1");
+    const before = (await command(id, "state.listCheckpoints", { limit: 10 })).json as { type: string; result: { checkpoints: Array<{ id: string }> } };
+    expect(before.type).toBe("success");
+    expect(before.result.checkpoints.length).toBeGreaterThan(0);
+    s.model.push({ text: "Refunded." });
+    await respond("tok-ops-000001", id, interruptId, { decisions: [{ type: "approve" }] });
+    await readStream({ token: "tok-alice-0001", id, body: { channels: ["lifecycle"] }, until: ended(1), failure: "the refund's run did not end" });
+    const fork = await command(id, "state.fork", { checkpoint_id: before.result.checkpoints.at(-1)!.id, input: { messages: [{ type: "human", content: "again" }] } });
+    expect(fork.json).toMatchObject({ type: "error", error: "not_supported", tollgate: { code: "unsupported" } });
+    const sub = await command(id, "subscription.subscribe", { channels: ["values", "input"] });
+    expect(sub.json).toMatchObject({ type: "success", result: { subscription_id: expect.any(String) } });
+    expect((await command(id, "subscription.subscribe", { channels: ["nonsense"] })).json).toMatchObject({ type: "error", error: "invalid_argument" });
+    expect(refunds(s.db, "ts-f1")).toHaveLength(1);
+  });
+
   it("answers a malformed envelope 400 and a body that is not JSON 415, before anything runs", async () => {
     const id = threadId("ts-envelope");
     const bad = await call(s.server.url, "POST", `/langgraph/threads/${id}/commands`, { method: "state.get" }, { authorization: "Bearer tok-alice-0001" });

@@ -169,9 +169,17 @@ async function stateGet(ctx: CommandContext, params: Record<string, unknown>): P
 
 async function listCheckpoints(ctx: CommandContext, params: Record<string, unknown>): Promise<Record<string, unknown>> {
   const limit = typeof params.limit === "number" && params.limit > 0 ? Math.min(params.limit, 1000) : 10;
-  const before = typeof params.before === "string" ? params.before : "";
-  const past = await ctx.deps.threads.history(ctx.principal, ctx.threadId, { limit, before });
-  const checkpoints = past.map((s, step) => ({ id: s.checkpoint.id, timestamp: s.checkpoint.createdAt ?? "", step: past.length - 1 - step, metadata: {} }));
+  type Summary = { id: string; createdAt?: string | undefined };
+  let listed: Summary[];
+  if (typeof params.before === "string") {
+    listed = (await ctx.deps.threads.history(ctx.principal, ctx.threadId, { limit, before: params.before })).map((p) => p.checkpoint);
+  } else {
+    // From the head: the head itself, then what came before it.
+    const head = (await ctx.deps.threads.snapshot(ctx.principal, ctx.threadId)).checkpoint;
+    const past = head && limit > 1 ? await ctx.deps.threads.history(ctx.principal, ctx.threadId, { limit: limit - 1, before: head.id }) : [];
+    listed = head ? [head, ...past.map((p) => p.checkpoint)] : [];
+  }
+  const checkpoints = listed.map((c, i) => ({ id: c.id, timestamp: c.createdAt ?? "", step: listed.length - 1 - i, metadata: {} }));
   return { checkpoints };
 }
 
