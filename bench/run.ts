@@ -13,7 +13,7 @@ import { eventLogSuite } from "./suites/event-log.js";
 import { memorySuite } from "./suites/memory.js";
 import { replicasSuite } from "./suites/replicas.js";
 import { resumeSuite } from "./suites/resume.js";
-import { sdkSuite } from "./suites/sdk.js";
+import { sdkSuite, sdkThreadSuite } from "./suites/sdk.js";
 import { storageLockSuite } from "./suites/storage-lock.js";
 import { streamingSuite } from "./suites/streaming.js";
 import { tokenLatencySuite } from "./suites/token-latency.js";
@@ -66,6 +66,7 @@ async function main(): Promise<number> {
   // The SDK against /langgraph is already driven by the tests (test/e2e/langgraph-sdk.test.ts); the
   // quick run has no time left for a second set of load windows, so only the full run measures it.
   await run("sdk", "LangGraph SDK: messages-tuple on TOLLGATE's /langgraph and PEER", sdkSuite, { fullOnly: true });
+  await run("sdk-thread", "LangGraph SDK: ThreadStream (thread-centric protocol) on TOLLGATE's /langgraph and PEER", sdkThreadSuite, { fullOnly: true });
   await run("latency", "token latency", tokenLatencySuite);
   await run("resume", "resume latency", resumeSuite);
   await run("cancel", "cancel latency", cancelSuite);

@@ -1,8 +1,9 @@
 /**
  * Closed-loop load through LangGraph's JS SDK (`@langchain/langgraph-sdk`'s `Client`), for the
  * servers that speak LangGraph's API: each of `concurrency` clients creates a thread, streams one
- * run on it with `streamMode: "messages-tuple"`, reads it to its end and starts the next, until
- * the window closes. The window's rules are load.ts's (ramp, drain, what counts inside it), so a
+ * run on it and reads it to its end, then starts the next, until the window closes. The run is
+ * streamed the run-centric way (`runs.stream`, `streamMode: "messages-tuple"`) or the
+ * thread-centric way (`threads.stream()`'s `ThreadStream`: `run.start`, then its events). The window's rules are load.ts's (ramp, drain, what counts inside it), so a
  * `LoadWindow` from here reads like one from there; only the client differs, and it is the same
  * for both servers.
  */
@@ -19,8 +20,9 @@ export async function sdkClosedLoop(
   concurrency: number,
   windowMs: number,
   message: () => string,
-  o: { rampMs?: number; drainMs?: number; watch?: Record<string, () => number> } = {},
+  o: { rampMs?: number; drainMs?: number; watch?: Record<string, () => number>; protocol?: SdkProtocol } = {},
 ): Promise<LoadWindow> {
+  const one = o.protocol === "thread" ? threadStreamOne : streamOne;
   const read = cpuMeters(() => server.cpuSeconds(), o.watch);
   const ramp = o.rampMs ?? 0;
   let cpuStart = read();
@@ -40,7 +42,7 @@ export async function sdkClosedLoop(
     // No retries: an error answer must show as an error, not as a slow run. `apiKey: null`: no
     // x-api-key header from a LANGSMITH_API_KEY that happens to be in the environment.
     const sdk = new Client({ apiUrl, apiKey: null, callerOptions: { maxRetries: 0 } });
-    while (nowUs() < end) runs.push(await streamOne(sdk, message(), start, end, cut.signal));
+    while (nowUs() < end) runs.push(await one(sdk, message(), start, end, cut.signal));
   };
   await Promise.all(Array.from({ length: concurrency }, client));
   clearTimeout(openWindow);
@@ -87,6 +89,56 @@ async function streamOne(sdk: Client, text: string, windowStart: number, windowE
   r.endUs = nowUs();
   return r;
 }
+
+/**
+ * One thread, one run through `ThreadStream`: subscribed before `run.start` (as `useStream` does),
+ * read to the root's end. A token is a text delta on `messages`, or, from PEER, where the demo
+ * graph's tokens travel as its writer's chunks, a `custom` event carrying one. TTFT runs from
+ * `run.start` to the first one. Never rejects, like `streamOne`.
+ */
+async function threadStreamOne(sdk: Client, text: string, windowStart: number, windowEnd: number, signal: AbortSignal): Promise<StreamResult> {
+  const r: StreamResult = { status: 0, startUs: nowUs(), firstTokenUs: null, endUs: 0, tokens: 0, tokensInWindow: 0, lastEvent: null, lags: [] };
+  const thread = sdk.threads.stream({ assistantId: "agent" });
+  const stop = () => void thread.close();
+  signal.addEventListener("abort", stop, { once: true });
+  try {
+    const events = await thread.subscribe(["messages", "lifecycle", "custom"]);
+    r.startUs = nowUs();
+    await thread.run.start({ input: { messages: [{ type: "human", content: text }] } });
+    r.status = 200;
+    for await (const e of events as AsyncIterable<{ method: string; params: { namespace: string[]; data: any } }>) {
+      const t = nowUs();
+      r.lastEvent = e.method;
+      if (e.method === "lifecycle" && e.params.namespace.length === 0 && ["completed", "failed", "interrupted"].includes(e.params.data.event)) {
+        if (e.params.data.event === "failed") r.error = `failed: ${String(e.params.data.error).slice(0, 300)}`;
+        break;
+      }
+      if (!isTokenEvent(e)) continue;
+      r.tokens++;
+      if (t >= windowStart && t <= windowEnd) r.tokensInWindow++;
+      r.firstTokenUs ??= t;
+    }
+    if (signal.aborted) r.error = "aborted";
+  } catch (err) {
+    const e = err as { status?: number; message?: string };
+    r.status = e.status ?? r.status;
+    r.error = signal.aborted ? "aborted" : String(e.message ?? err).slice(0, 300);
+  } finally {
+    signal.removeEventListener("abort", stop);
+    await thread.close();
+  }
+  r.endUs = nowUs();
+  return r;
+}
+
+function isTokenEvent(e: { method: string; params: { data: any } }): boolean {
+  const d = e.params.data;
+  if (e.method === "messages") return d?.event === "content-block-delta" && typeof d.delta?.text === "string" && d.delta.text.length > 0;
+  return e.method === "custom" && typeof d?.payload?.token === "string";
+}
+
+/** How the SDK streams a run: `runs.stream` (run-centric) or `ThreadStream` (thread-centric). */
+export type SdkProtocol = "runs" | "thread";
 
 function hasContent(message: unknown): boolean {
   const content = (message as { content?: unknown } | undefined)?.content;

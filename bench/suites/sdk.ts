@@ -9,20 +9,25 @@
 import { type BenchContext, type Row, rotate } from "../context.js";
 import { directive } from "../directive.js";
 import { type LoadWindow, untilIdle } from "../load.js";
-import { sdkClosedLoop } from "../sdk-load.js";
+import { sdkClosedLoop, type SdkProtocol } from "../sdk-load.js";
 import { dist } from "../stats.js";
 import { peerQueueRemark, runningAtOnce } from "./streaming.js";
 
 const SDK_TARGETS = ["tollgate", "peer"] as const;
 type SdkTarget = (typeof SDK_TARGETS)[number];
-const FIGURE = "SDK messages-tuple";
+/** The figures' names for each way the SDK streams a run. */
+const FIGURES: Record<SdkProtocol, string> = { runs: "SDK messages-tuple", thread: "SDK ThreadStream" };
 
-export async function sdkSuite(ctx: BenchContext): Promise<Row[]> {
+export const sdkSuite = (ctx: BenchContext): Promise<Row[]> => sdkRows(ctx, "runs");
+/** The same load through `ThreadStream` (the thread-centric protocol `@langchain/react` speaks). */
+export const sdkThreadSuite = (ctx: BenchContext): Promise<Row[]> => sdkRows(ctx, "thread");
+
+async function sdkRows(ctx: BenchContext, protocol: SdkProtocol): Promise<Row[]> {
   const s = ctx.settings.streaming;
   const message = () => directive({ tokens: s.tokens, firstGap: s.firstGapMs });
   const apiUrl: Record<SdkTarget, string> = { tollgate: `${ctx.targets.tollgate.child.url}/langgraph`, peer: ctx.targets.peer.child.url };
   const load = (name: SdkTarget, c: number, windowMs: number, o: Parameters<typeof sdkClosedLoop>[5] = {}) =>
-    sdkClosedLoop(apiUrl[name], ctx.targets[name].child, c, windowMs, message, o);
+    sdkClosedLoop(apiUrl[name], ctx.targets[name].child, c, windowMs, message, { ...o, protocol });
   for (const name of SDK_TARGETS) {
     ctx.focus(name);
     await load(name, 8, s.warmupMs); // the SDK's and the server's code paths warmed up
@@ -41,13 +46,14 @@ export async function sdkSuite(ctx: BenchContext): Promise<Row[]> {
         ctx.log(`  ${name} @${c}: ${w.tokensPerSec.toFixed(0)} tok/s, ${w.runsPerSec.toFixed(1)} runs/s, ttft p50 ${dist(w.ttftMs).p50.toFixed(2)} ms, cores used: ${cpu}${w.cut ? `, ${w.cut} cut after the drain` : ""}${w.errors ? `, ${w.errors} errors (${w.firstError})` : ""}`);
       }
     }
-    rows.push(...pointRows(c, windows, s.tokens, ctx.settings.peerJobs));
+    rows.push(...pointRows({ c, windows, tokens: s.tokens, peerJobs: ctx.settings.peerJobs, figure: FIGURES[protocol] }));
   }
   return rows;
 }
 
 /** Token parts/s at every point; TTFT at 1 and 50 streams (at 200 the client's own event loop, busy with 200 streams, weighs on every reading). */
-function pointRows(c: number, windows: Record<SdkTarget, LoadWindow[]>, tokens: number, peerJobs: number): Row[] {
+function pointRows(o: { c: number; windows: Record<SdkTarget, LoadWindow[]>; tokens: number; peerJobs: number; figure: string }): Row[] {
+  const { c, windows, tokens, peerJobs, figure: FIGURE } = o;
   const per = (f: (ws: LoadWindow[]) => number) => Object.fromEntries(SDK_TARGETS.map((t) => [t, f(windows[t])])) as Record<SdkTarget, number>;
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
   const { tollgate, peer } = runningAtOnce(c, peerJobs);
@@ -55,7 +61,7 @@ function pointRows(c: number, windows: Record<SdkTarget, LoadWindow[]>, tokens: 
   const remark = peerQueueRemark(c, peerJobs);
   const streams = `${c} stream${c === 1 ? "" : "s"}`;
   const detail = {
-    client: "@langchain/langgraph-sdk Client, one per stream, maxRetries 0",
+    client: `@langchain/langgraph-sdk Client (${FIGURE}), one per stream, maxRetries 0`,
     concurrent_runs,
     model_tokens_per_run: tokens,
     runs: per((ws) => ws.reduce((n, w) => n + w.runs.length, 0)),
