@@ -54,6 +54,7 @@ export async function serveTollgate(
   const listener = getRequestListener(tollgate.app.fetch, { hostname: config.host, errorHandler: adapterErrorResponse });
   const server = createServer(serverOptions, listener);
   capConnections(server, { max: maxConnections, log });
+  server.on("upgrade", tollgate.upgrade);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(config.port, config.host, () => {

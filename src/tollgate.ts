@@ -8,7 +8,7 @@ import { Access, createAuthenticator } from "./auth/index.js";
 import { type AgentFactory, discoverTools, GraphCatalog, loadGraphsFile, resolveGraphs, servedGraph, type ServedGraph } from "./graph/index.js";
 import { createRunContext, ExpiryCloser, LeaseKeeper, RunAdmission, RunService, ThreadService } from "./runs/index.js";
 import { createApp } from "./server/index.js";
-import { LANGGRAPH_OPENAPI, langGraphApi, langGraphMeta } from "./langgraph-api/index.js";
+import { LANGGRAPH_OPENAPI, langGraphApi, langGraphMeta, protocolUpgrade } from "./langgraph-api/index.js";
 import { type AnyStore, openStore, storeLocation, type StoreLocation } from "./store/index.js";
 import { createDemoToolsOn, type DemoTables, setupDemoTables, sqliteDemoTables, ToolRegistry, type TollgateTool, type ToolMeta } from "./tools/index.js";
 
@@ -76,6 +76,8 @@ export interface Tollgate {
   serving: { model: string; store: StoreLocation };
   /** Cancels runs in flight (reason `shutdown`), stops timers, closes the database. */
   close(): Promise<void>;
+  /** The HTTP server's `upgrade` handler: the thread-centric protocol's WebSocket at `/langgraph`. */
+  upgrade: ReturnType<typeof protocolUpgrade>;
 }
 
 /**
@@ -190,6 +192,7 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
   const app = createApp({ ...appDeps, langgraph: { meta: langGraphMeta(TOLLGATE_VERSION), api: langGraphApi(appDeps), openapi: LANGGRAPH_OPENAPI } });
   return {
     app,
+    upgrade: protocolUpgrade({ fetch: app.fetch, log }),
     store,
     runs,
     expiry,

@@ -7,6 +7,7 @@ import { threadsRoutes } from "./threads-routes.js";
 
 export { assistantIdOf } from "./assistant-id.js";
 export { LANGGRAPH_OPENAPI } from "./openapi-endpoints.js";
+export { protocolUpgrade } from "./protocol/socket-upgrade.js";
 
 /**
  * LangGraph's API (the Agent Protocol that the SDK's `Client`, `useStream`, Agent Chat UI and

@@ -1,7 +1,7 @@
 /**
  * The gate's guarantees, written once and run through every API: tollgate's own, LangGraph's
  * run-centric one at /langgraph (LangGraph's SDK, decisions by position) and its thread-centric
- * one (the SDK's `ThreadStream`, decisions by `input.respond`). Whatever shape a client speaks, an
+ * one (the SDK's `ThreadStream` over SSE and WebSocket, decisions by `input.respond`). Whatever shape a client speaks, an
  * approved call runs once, a rejected one never, only someone allowed may decide, a cancel stops
  * the model, secrets stay masked, one run at a time, and a late approval is refused.
  */
@@ -20,6 +20,7 @@ const TOKENS = {
   "tok-bob-000001": { sub: "bob", roles: ["user"] },
   "tok-ops-000001": { sub: "ops", roles: ["approver"] },
   "tok-carol-0001": { sub: "carol", roles: ["user"] },
+  "tok-dave-00001": { sub: "dave", roles: ["user"] },
 };
 const AUTH = { AUTH_TOKENS: JSON.stringify(TOKENS) };
 
@@ -200,7 +201,7 @@ describe.each(FACES)("through %s's API", (face: FaceName) => {
   it("a tool made by a second copy of tollgate is found: its call waits, masked as it says, and runs once approved", async () => {
     const [asker, approver] = ["tok-alice-0001", "tok-ops-000001"].map((t) => apiClient(face, copied.url, t)) as [ApiClient, ApiClient];
     const id = threadId(`${face}-copy`);
-    const cents = { tollgate: 501, langgraph: 502, "thread-stream": 503 }[face];
+    const cents = { tollgate: 501, langgraph: 502, "thread-stream": 503, "thread-socket": 504 }[face];
     const { ending } = await asker.send(id, `wire ${cents} to eve`);
     expect(ending).toMatchObject({ kind: "interrupt", calls: [{ name: "wire_money", args: { to: "***", cents } }] });
     const { interruptId, calls } = ending as { interruptId: string; calls: Array<{ callId: string }> };
@@ -244,7 +245,7 @@ describe.each(FACES)("through %s's API", (face: FaceName) => {
 
   it("the same rate limit per principal: a third run in the minute is 429", async () => {
     // A principal per face: the limit counts each one's runs on the shared server.
-    const who = apiClient(face, limited.url, { tollgate: "tok-alice-0001", langgraph: "tok-bob-000001", "thread-stream": "tok-carol-0001" }[face]);
+    const who = apiClient(face, limited.url, { tollgate: "tok-alice-0001", langgraph: "tok-bob-000001", "thread-stream": "tok-carol-0001", "thread-socket": "tok-dave-00001" }[face]);
     for (const n of [1, 2]) {
       s.model.push({ text: `answer ${n}` });
       expect((await who.send(threadId(`${face}-limit`), `message ${n}`)).ending).toEqual({ kind: "done", text: `answer ${n}` });

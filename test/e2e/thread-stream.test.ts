@@ -7,6 +7,7 @@
  * masking, expiry, rate limits) run through ThreadStream in api-faces.test.ts.
  */
 import { Client } from "@langchain/langgraph-sdk";
+import WebSocket from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ServerProcess, startServer } from "../helpers/server-process.js";
 import { openDb, type TestDb } from "../helpers/sqlite.js";
@@ -338,3 +339,45 @@ describe("commands", () => {
     }
   });
 });
+
+describe("the WebSocket", () => {
+  /** How a socket to the thread's events ends or what it first receives, with a deadline. */
+  function socketTo(id: string, o: { headers?: Record<string, string>; protocols?: string[] } = {}) {
+    const ws = new WebSocket(`${s.server.url.replace(/^http/, "ws")}/langgraph/threads/${id}/stream/events`, o.protocols ?? [], { headers: o.headers ?? {} });
+    const closed = within(new Promise<number>((resolve) => ws.on("close", (code) => resolve(code))), { ms: 10_000, failure: "the socket was not closed" });
+    return { ws, closed };
+  }
+
+  it("refuses as the SDK reads it: accepted, then closed 4401 without a good token, 4404 on someone else's thread, 4403 from an origin not allowed", async () => {
+    const id = threadId("ts-ws-refuse");
+    await refundAsked(id, "ts-w1");
+    expect(await socketTo(id, { headers: { authorization: "Bearer tok-nobody-000" } }).closed).toBe(4401);
+    expect(await socketTo(id, { headers: { authorization: "Bearer tok-bob-000001" } }).closed).toBe(4404);
+    expect(await socketTo(id, { headers: { authorization: "Bearer tok-alice-0001", origin: "https://evil.example" } }).closed).toBe(4403);
+    expect(refunds(s.db, "ts-w1")).toHaveLength(0);
+  });
+
+  it("takes a browser's token as the subprotocol pair `bearer, <token>`, answers a subscribe first and then replays the run", async () => {
+    const id = threadId("ts-ws-bearer");
+    const interruptId = await refundAsked(id, "ts-w2");
+    const { ws } = socketTo(id, { protocols: ["bearer", "tok-alice-0001"] });
+    const messages: Array<Record<string, any>> = [];
+    const got = within(
+      new Promise<void>((resolve) =>
+        ws.on("message", (data) => {
+          messages.push(JSON.parse(String(data)) as Record<string, any>);
+          if (messages.some((m) => m.method === "input.requested")) resolve();
+        }),
+      ),
+      { ms: 10_000, failure: "the subscription did not replay the run's approval request" },
+    );
+    await new Promise((r) => ws.once("open", r));
+    expect(ws.protocol).toBe("bearer");
+    ws.send(JSON.stringify({ id: 1, method: "subscription.subscribe", params: { channels: ["input", "lifecycle"] } }));
+    await got;
+    ws.close();
+    expect(messages[0]).toMatchObject({ type: "success", id: 1, result: { subscription_id: expect.any(String) } });
+    expect(messages.find((m) => m.method === "input.requested")!.params.data.interrupt_id).toBe(interruptId);
+  });
+});
+

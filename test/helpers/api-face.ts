@@ -5,12 +5,16 @@
  * HTTP status in `status` either way.
  */
 import { Client } from "@langchain/langgraph-sdk";
+import WebSocket from "ws";
 import { TollgateClient } from "../../src/client/index.js";
 import { ERROR_STATUS, isErrorCode, isTerminal, type ProtocolEvent } from "../../src/protocol/index.js";
 
-export type FaceName = "tollgate" | "langgraph" | "thread-stream";
-/** tollgate's own API; LangGraph's run-centric one; LangGraph's thread-centric one (the SDK's `ThreadStream` over SSE). */
-export const FACES: readonly FaceName[] = ["tollgate", "langgraph", "thread-stream"];
+export type FaceName = "tollgate" | "langgraph" | "thread-stream" | "thread-socket";
+/**
+ * tollgate's own API; LangGraph's run-centric one; LangGraph's thread-centric one through the SDK's
+ * `ThreadStream`, over SSE and over its WebSocket transport.
+ */
+export const FACES: readonly FaceName[] = ["tollgate", "langgraph", "thread-stream", "thread-socket"];
 
 /** How a run ended, as either API lets a client see it. */
 export type Ending =
@@ -40,7 +44,7 @@ export interface ApiClient {
 }
 
 export function apiClient(face: FaceName, baseUrl: string, token: string | undefined): ApiClient {
-  if (face === "thread-stream") return threadStreamFace(baseUrl, token);
+  if (face === "thread-stream" || face === "thread-socket") return threadStreamFace({ baseUrl, token, socket: face === "thread-socket" });
   return face === "tollgate" ? tollgateFace(baseUrl, token) : langGraphFace(baseUrl, token);
 }
 
@@ -123,12 +127,30 @@ const isRootEnd = (e: ThreadEvent) => e.method === "lifecycle" && e.params.names
  * stream opened from the seq it answers with, read up to the run's end. A refused command carries
  * tollgate's code, which the face turns into that code's status for the shared assertions.
  */
-function threadStreamFace(baseUrl: string, token: string | undefined): ApiClient {
+function threadStreamFace(o: { baseUrl: string; token: string | undefined; socket: boolean }): ApiClient {
+  const { baseUrl, token } = o;
   const client = new Client({ apiUrl: `${baseUrl}/langgraph`, apiKey: token ?? null, callerOptions: { maxRetries: 0 } });
+  // The SDK's WebSocket transport sends no headers of its own: Node's `ws` carries the token.
+  const transport = o.socket
+    ? { transport: "websocket" as const, webSocketFactory: (url: string) => new WebSocket(url, token ? { headers: { authorization: `Bearer ${token}` } } : {}) as unknown as globalThis.WebSocket }
+    : {};
+  // The SDK refuses a WebSocket on a client with default headers: the socket's client has none.
+  const streams = o.socket ? new Client({ apiUrl: `${baseUrl}/langgraph`, apiKey: null, callerOptions: { maxRetries: 0 } }) : client;
+  const open = (threadId: string) => streams.threads.stream(threadId, { assistantId: "agent", ...transport });
+  // A socket the server refused is closed before the SDK's first command, which then fails as
+  // "not open": the refusal's status is what the server closed a socket to that thread with.
+  const refused = async (threadId: string, err: unknown): Promise<never> => {
+    if (!o.socket || !/not open/.test(String((err as Error).message))) throw err;
+    const code = await new Promise<number>((resolve) => {
+      const ws = new WebSocket(`${baseUrl.replace(/^http/, "ws")}/langgraph/threads/${threadId}/stream/events`, token ? { headers: { authorization: `Bearer ${token}` } } : {});
+      ws.on("close", (c) => resolve(c));
+    });
+    throw Object.assign(new Error(`socket closed ${code}`), { status: code - 4000 });
+  };
   async function command(threadId: string, act: (thread: ReturnType<Client["threads"]["stream"]>) => Promise<unknown>) {
-    const thread = client.threads.stream(threadId, { assistantId: "agent" });
+    const thread = open(threadId);
     try {
-      const result = (await act(thread).catch(asStatusError)) as { status?: string } | undefined;
+      const result = (await act(thread).catch((err) => refused(threadId, err)).catch(asStatusError)) as { status?: string } | undefined;
       const events: ThreadEvent[] = [];
       if (result?.status !== "waiting_human") {
         // The command's answer says where its run begins; the SDK's shared stream may also carry
@@ -150,7 +172,14 @@ function threadStreamFace(baseUrl: string, token: string | undefined): ApiClient
           if (isRootEnd(e)) break;
         }
       }
-      return { ending: threadEnding(events), wire: JSON.stringify(events) };
+      const ending = threadEnding(events);
+      // The answer as the thread's state holds it once the run has ended (the stream's own
+      // `values` may have gone to the SDK's other subscriptions before this one was registered).
+      if (ending.kind === "done") {
+        const state = (await thread.state.get({ namespace: [] })) as { values: { messages: Array<{ type: string; content: string }> } };
+        ending.text = state.values.messages.at(-1)?.content ?? "";
+      }
+      return { ending, wire: JSON.stringify(events) };
     } finally {
       await thread.close();
     }
@@ -166,9 +195,9 @@ function threadStreamFace(baseUrl: string, token: string | undefined): ApiClient
       if (latest) await client.runs.cancel(threadId, latest.run_id, true);
     },
     async read(threadId) {
-      const thread = client.threads.stream(threadId, { assistantId: "agent" });
+      const thread = open(threadId);
       try {
-        const tree = await thread.agent.getTree().catch(asStatusError);
+        const tree = await thread.agent.getTree().catch((err) => refused(threadId, err)).catch(asStatusError);
         return JSON.stringify([tree, await thread.state.get({ namespace: [] }).catch(asStatusError)]);
       } finally {
         await thread.close();

@@ -1,7 +1,10 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { type AppDeps, parseBody, principalOf, sseResponse, threadParam } from "../../http/index.js";
+import { AppError } from "../../protocol/index.js";
 import { answerCommand, commandBody } from "./commands.js";
+import { SocketSession } from "./socket-session.js";
+import { SOCKET_ACCEPT, type SocketAccept } from "./socket-upgrade.js";
 import { channelOf, type ProtocolEvent } from "./protocol-event.js";
 import { threadEvents } from "./thread-events.js";
 
@@ -43,6 +46,18 @@ export function protocolRoutes(deps: AppDeps): Hono {
       log: deps.log,
       encode: (batch) => batch.filter(wanted).map(frame).join(""),
     });
+  });
+
+  // The WebSocket: the upgrade came through the server's `upgrade` handler, which accepts it
+  // once this route has (the app's checks and authentication ran first).
+  app.get("/:thread_id/stream/events", async (c) => {
+    const accept = (c.env as Record<symbol, SocketAccept | undefined> | undefined)?.[SOCKET_ACCEPT];
+    if (!accept) throw new AppError("invalid_request", "GET …/stream/events is a WebSocket upgrade; for SSE, POST it");
+    const principal = principalOf(c);
+    const threadId = threadParam(c);
+    await deps.runs.feed.exists(principal, threadId);
+    accept((wire) => new SocketSession({ deps, principal, threadId, wire, log: deps.log }));
+    return c.body(null, 200);
   });
 
   return app;
