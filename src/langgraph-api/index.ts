@@ -3,6 +3,7 @@ import type { AppDeps } from "../http/index.js";
 import { assistantsRoutes } from "./assistants-routes.js";
 import { protocolRoutes } from "./protocol/protocol-routes.js";
 import { runsRoutes } from "./runs-routes.js";
+import { storeRoutes } from "./store-routes.js";
 import { threadsRoutes } from "./threads-routes.js";
 
 export { assistantIdOf } from "./assistant-id.js";
@@ -20,6 +21,7 @@ export function langGraphApi(deps: AppDeps): Hono {
   app.route("/threads", threadsRoutes(deps));
   app.route("/threads", runsRoutes(deps));
   app.route("/threads", protocolRoutes(deps));
+  app.route("/store", storeRoutes());
   return app;
 }
 

@@ -4,12 +4,14 @@ import { assistantSearchBody } from "./assistants-routes.js";
 import { commandBody } from "./protocol/commands.js";
 import { streamBody } from "./protocol/protocol-routes.js";
 import { runCreateBody } from "./run-request.js";
-import { historyBody, threadCreateBody, threadSearchBody } from "./threads-routes.js";
+import { storeNamespacesBody, storeSearchBody } from "./store-routes.js";
+import { historyBody, stateAtBody, stateWriteBody, threadCreateBody, threadSearchBody } from "./threads-routes.js";
 
 const P = "/langgraph";
 const param = (name: string, description: string) => ({ name, in: "path", required: true, description, schema: { type: "string" } });
 const thread = param("thread_id", "The thread.");
 const run = param("run_id", "A run of the thread.");
+const checkpoint = param("checkpoint_id", "A checkpoint of the thread.");
 const assistant = param("assistant_id", "An assistant id (uuid5 of the graph id) or the graph id itself.");
 const json = (description: string, schema: Record<string, unknown> = { type: "object" }) => ({ description, content: { "application/json": { schema } } });
 const list = (description: string) => json(description, { type: "array", items: { type: "object" } });
@@ -88,7 +90,62 @@ const DECLARED: Endpoint[] = [
   { method: "get", path: `${P}/threads/{thread_id}`, operationId: "lgGetThread", summary: "A thread with its values and interrupts", parameters: [thread], ok: { 200: json("The thread; masked.") }, errors: READ },
   { method: "delete", path: `${P}/threads/{thread_id}`, operationId: "lgDeleteThread", summary: "Refused: a thread's audit trail is kept", parameters: [thread], ok: {}, errors: [...READ, "unsupported"] },
   { method: "get", path: `${P}/threads/{thread_id}/state`, operationId: "lgGetState", summary: "The thread's head state", parameters: [thread], ok: { 200: json("values, next, tasks (with interrupts), checkpoint; masked.") }, errors: READ },
-  { method: "post", path: `${P}/threads/{thread_id}/state`, operationId: "lgUpdateState", summary: "Refused: state is written only by the graph", parameters: [thread], ok: {}, errors: [...READ, "state_locked"] },
+  {
+    method: "get",
+    path: `${P}/threads/{thread_id}/state/{checkpoint_id}`,
+    operationId: "lgGetStateAt",
+    summary: "The thread's state at one of its checkpoints",
+    parameters: [thread, checkpoint],
+    ok: { 200: json("As `GET …/state`, at that checkpoint; masked.") },
+    errors: [...READ, "not_found"],
+  },
+  {
+    method: "post",
+    path: `${P}/threads/{thread_id}/state/checkpoint`,
+    operationId: "lgGetStateAtPost",
+    summary: "As `GET …/state/{checkpoint_id}`, the checkpoint named in the body",
+    parameters: [thread],
+    body: { component: "LangGraphStateAt", required: true, description: "`checkpoint: {checkpoint_id, checkpoint_ns?}`, `subgraphs`." },
+    ok: { 200: json("As `GET …/state`, at that checkpoint; masked.") },
+    errors: [...READ, "not_found", "unsupported_media_type"],
+  },
+  {
+    method: "post",
+    path: `${P}/threads/{thread_id}/state`,
+    operationId: "lgUpdateState",
+    summary: "Only a copy of a checkpoint (`as_node: \"__copy__\"`, Studio's \"re-run from here\"), under the fork rule; any other write is refused",
+    parameters: [thread],
+    body: { component: "LangGraphStateUpdate", required: false, description: "`as_node: \"__copy__\"` with `checkpoint_id` (or `checkpoint`), no `values`." },
+    ok: { 200: json("`{checkpoint: {thread_id, checkpoint_ns, checkpoint_id}}`: the copy, now the thread's newest checkpoint.") },
+    errors: [...READ, "not_found", "forbidden", "thread_busy", "awaiting_approval", "unsupported", "state_locked", "unsupported_media_type"],
+  },
+  {
+    method: "post",
+    path: `${P}/threads/{thread_id}/copy`,
+    operationId: "lgCopyThread",
+    summary: "Copy an idle thread: its checkpoints, audit trail and ledger (what ran on it never runs on the copy)",
+    parameters: [thread],
+    ok: { 200: json("The new thread, the caller's.") },
+    errors: [...READ, "forbidden", "thread_busy", "awaiting_approval"],
+  },
+  {
+    method: "post",
+    path: `${P}/store/namespaces`,
+    operationId: "lgStoreNamespaces",
+    summary: "The long-term store's namespaces: always none",
+    body: { component: "LangGraphStoreNamespaces", required: false, description: "`prefix`, `suffix`, `max_depth`, `limit`, `offset`." },
+    ok: { 200: json("`{namespaces: []}`.") },
+    errors: ["invalid_request", "unsupported_media_type"],
+  },
+  {
+    method: "post",
+    path: `${P}/store/items/search`,
+    operationId: "lgStoreSearch",
+    summary: "The long-term store's items: always none",
+    body: { component: "LangGraphStoreSearch", required: false, description: "`namespace_prefix`, `filter`, `query`, `limit`, `offset`." },
+    ok: { 200: json("`{items: []}`.") },
+    errors: ["invalid_request", "unsupported_media_type"],
+  },
   {
     method: "post",
     path: `${P}/threads/{thread_id}/history`,
@@ -144,6 +201,15 @@ const DECLARED: Endpoint[] = [
     ok: { 200: { description: "Protocol events, `id:` their `event_id`, `event:` their method; open until the client leaves.", content: { "text/event-stream": { schema: { type: "string" } } } } },
     errors: ["invalid_request", "unsupported_media_type", "thread_not_found"],
   },
+  {
+    method: "get",
+    path: `${P}/threads/{thread_id}/stream/events`,
+    operationId: "lgProtocolSocket",
+    summary: "The thread-centric protocol over a WebSocket: commands and events on one socket",
+    parameters: [thread],
+    ok: { 200: { description: "Upgraded (101) when asked with `Upgrade: websocket`; a refusal is accepted, then closed 4401, 4403 or 4404." } },
+    errors: ["invalid_request", "thread_not_found"],
+  },
 ];
 const ENDPOINTS: Endpoint[] = DECLARED.map((e) => ({ ...e, langgraph: true }));
 
@@ -156,6 +222,10 @@ export const LANGGRAPH_OPENAPI: OpenApiExtension = {
     LangGraphThreadSearch: threadSearchBody,
     LangGraphAssistantSearch: assistantSearchBody,
     LangGraphHistory: historyBody,
+    LangGraphStateAt: stateAtBody,
+    LangGraphStateUpdate: stateWriteBody,
+    LangGraphStoreNamespaces: storeNamespacesBody,
+    LangGraphStoreSearch: storeSearchBody,
     LangGraphProtocolCommand: commandBody,
     LangGraphProtocolStream: streamBody,
   },

@@ -1,5 +1,6 @@
 import type { LangGraphMessage, LoggedEvent } from "../protocol/index.js";
 import type { GraphFrame } from "../runs/index.js";
+import { debugChunk } from "./debug-checkpoint.js";
 import { interruptsOf } from "./hitl-value.js";
 
 /** Stream modes a client may ask for; those this server has nothing for are accepted and send nothing. */
@@ -86,7 +87,8 @@ export class FrameTranslator {
   private graphChunk(f: GraphFrame): Frame[] {
     if (!this.o.modes.has(f.mode)) return [];
     const event = f.namespace.length ? `${f.mode}|${f.namespace.join("|")}` : f.mode;
-    return [{ id: `${f.after}:f${f.n}`, event, data: JSON.parse(f.data) as unknown }];
+    const data = JSON.parse(f.data) as unknown;
+    return [{ id: `${f.after}:f${f.n}`, event, data: f.mode === "debug" ? debugChunk(data) : data }];
   }
 
   private async framesOf(e: LoggedEvent): Promise<Frame[]> {

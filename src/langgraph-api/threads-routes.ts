@@ -40,6 +40,37 @@ export const historyBody = z
   .passthrough();
 type HistoryQuery = z.infer<typeof historyBody>;
 
+/** `POST …/state/checkpoint`: the checkpoint to read, as the SDK names it. */
+export const stateAtBody = z
+  .object({
+    checkpoint: z.object({ checkpoint_id: checkpointId, checkpoint_ns: z.string().max(1000).optional() }).passthrough(),
+    subgraphs: z.boolean().optional(),
+  })
+  .passthrough();
+
+/** `POST …/state` as the SDK sends it; only a bare `__copy__` of a named checkpoint is taken. */
+export const stateWriteBody = z
+  .object({
+    values: z.unknown().optional(),
+    as_node: z.string().max(200).nullish(),
+    checkpoint_id: checkpointId.nullish(),
+    checkpoint: z.object({ checkpoint_id: checkpointId.nullish(), checkpoint_ns: z.string().max(1000).nullish() }).passthrough().nullish(),
+  })
+  .passthrough();
+
+/** The checkpoint a state write copies, when that is all it does; undefined for any other write. */
+function checkpointCopy(w: z.infer<typeof stateWriteBody>): string | undefined {
+  const bare = w.values == null || (Array.isArray(w.values) && w.values.length === 0);
+  if (w.as_node !== "__copy__" || !bare || (w.checkpoint?.checkpoint_ns ?? "") !== "") return undefined;
+  return w.checkpoint?.checkpoint_id ?? w.checkpoint_id ?? undefined;
+}
+
+function checkpointParam(v: string | undefined): string {
+  const parsed = checkpointId.safeParse(v);
+  if (!parsed.success) throw new AppError("invalid_request", "checkpoint_id must be 1 to 200 characters");
+  return parsed.data;
+}
+
 function beforeId(before: HistoryQuery["before"]): string | undefined {
   if (before == null) return undefined;
   if (typeof before === "string") return before;
@@ -47,7 +78,7 @@ function beforeId(before: HistoryQuery["before"]): string | undefined {
   return named.configurable?.checkpoint_id ?? named.checkpoint_id;
 }
 
-/** Threads under `/langgraph/threads`: create, search, read, state, history. State writes are refused. */
+/** Threads under `/langgraph/threads`: create, search, read, copy, state (the head or any checkpoint), history. The only state write is a copy of a checkpoint. */
 export function threadsRoutes(deps: AppDeps): Hono {
   const app = new Hono();
 
@@ -95,9 +126,36 @@ export function threadsRoutes(deps: AppDeps): Hono {
 
   app.get("/:thread_id/state", async (c) => c.json(threadState(await deps.threads.snapshot(principalOf(c), threadParam(c)))));
 
+  /** The thread at one checkpoint: its head reads with what waits there, an earlier one as history shows it. */
+  const stateAt = async (c: Context, checkpoint: string) => {
+    const p = principalOf(c);
+    const threadId = threadParam(c);
+    const head = await deps.threads.snapshot(p, threadId);
+    if (head.checkpoint?.id === checkpoint) return c.json(threadState(head));
+    return c.json(pastState(await deps.threads.stateAt(p, threadId, checkpoint), threadId));
+  };
+  app.get("/:thread_id/state/:checkpoint_id", async (c) => stateAt(c, checkpointParam(c.req.param("checkpoint_id"))));
+  app.post("/:thread_id/state/checkpoint", async (c) => stateAt(c, (await parseBody(c, stateAtBody)).checkpoint.checkpoint_id));
+
+  // Only "re-run from here" writes state: a copy of a checkpoint, with no values, under the fork rule.
   app.post("/:thread_id/state", async (c) => {
-    await deps.threads.row(principalOf(c), threadParam(c));
-    throw new AppError("state_locked", "State is written only by the graph: a state write could open the gate around it");
+    const p = principalOf(c);
+    const threadId = threadParam(c);
+    await deps.threads.row(p, threadId);
+    // A body that is not a copy, however malformed, is a state write like any other.
+    const write = await parseBody(c, stateWriteBody, true).catch((err: unknown) => {
+      if (err instanceof AppError && err.code === "invalid_request") return undefined;
+      throw err;
+    });
+    const copyAt = write && checkpointCopy(write);
+    if (copyAt === undefined) throw new AppError("state_locked", "State is written only by the graph: a state write could open the gate around it");
+    return c.json({ checkpoint: await deps.threads.copyCheckpoint(p, threadId, copyAt) });
+  });
+
+  app.post("/:thread_id/copy", async (c) => {
+    const p = principalOf(c);
+    const copyId = await deps.threads.copy(p, threadParam(c));
+    return c.json(threadObject(await deps.threads.snapshot(p, copyId)));
   });
 
   // The thread's head: tollgate keeps one state per thread for its clients (the checkpoints behind it hold the runs' steps).

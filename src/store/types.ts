@@ -88,6 +88,13 @@ export interface ThreadStore {
   /** running → idle | waiting_human, only by whoever holds the thread, on this replica (a survivor may have taken it over). */
   release(threadId: string, holderId: string, o: ThreadRelease): Promise<boolean>;
   listRunning(): Promise<ThreadRow[]>;
+  /**
+   * Thread `from` copied as `to`, owned by `owner` and idle: its metadata, title and graph, its
+   * checkpoints, its audit trail, and its ledger entries under the copy's keys, so a call settled
+   * on `from` is settled on the copy (and one in doubt stays in doubt there): none runs twice.
+   * False, with nothing written, when `from` is missing or not idle, or `to` is taken.
+   */
+  copy(from: string, to: string, owner: string): Promise<boolean>;
 }
 
 export type InterruptStatus = "waiting_human" | "resumed" | "rejected" | "expired" | "cancelled";

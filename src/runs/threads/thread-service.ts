@@ -16,7 +16,8 @@ import { interruptPayload } from "../decide/interrupt-payload.js";
 import type { RunContext } from "../run-context.js";
 import { takesPartialDecisions } from "../decide/partial-decisions.js";
 import { seeThread } from "./thread-access.js";
-import { type PastState, readThreadHistory, readThreadSnapshot, readThreadView, type ThreadSnapshot } from "./thread-view.js";
+import { copyCheckpoint, copyThread } from "./thread-copy.js";
+import { type PastState, readThreadHistory, readThreadSnapshot, readThreadStateAt, readThreadView, type ThreadSnapshot } from "./thread-view.js";
 
 /** How many threads a search reads at most, and per page. */
 const SEARCH_SCAN = 10_000;
@@ -80,6 +81,24 @@ export class ThreadService {
   async history(p: Principal, threadId: string, o: { limit: number; before: string }): Promise<PastState[]> {
     const t = await seeThread(this.ctx, p, threadId);
     return readThreadHistory(this.ctx, t, o);
+  }
+
+  /** The thread at one of its checkpoints, masked; a checkpoint it does not have is `not_found`. */
+  async stateAt(p: Principal, threadId: string, checkpointId: string): Promise<PastState> {
+    const t = await seeThread(this.ctx, p, threadId);
+    const state = await readThreadStateAt(this.ctx, t, checkpointId);
+    if (!state) throw new AppError("not_found", `No checkpoint ${checkpointId.slice(0, 64)} on this thread`);
+    return state;
+  }
+
+  /** A copy of `p`'s idle thread, with what was settled on it; its new id. */
+  async copy(p: Principal, threadId: string): Promise<string> {
+    return copyThread(this.ctx, p, threadId);
+  }
+
+  /** Checkpoint `checkpointId` copied as the thread's newest ("re-run from here"), under the fork rule; the new checkpoint's config. */
+  async copyCheckpoint(p: Principal, threadId: string, checkpointId: string): Promise<Record<string, unknown>> {
+    return copyCheckpoint(this.ctx, p, { threadId, checkpointId });
   }
 
   /** One run of a thread `p` may see; a run of another thread is `not_found`. */

@@ -77,6 +77,17 @@ export async function readThreadHistory(ctx: RunContext, t: ThreadRow, o: { limi
   return past;
 }
 
+/** The thread at checkpoint `checkpointId`, masked like its head; undefined when the thread has no such checkpoint. */
+export async function readThreadStateAt(ctx: RunContext, t: ThreadRow, checkpointId: string): Promise<PastState | undefined> {
+  const graph = ctx.graphs.forThread(t.graph_id).graph;
+  const state = await graph.getState({ configurable: { thread_id: t.thread_id, checkpoint_ns: "", checkpoint_id: checkpointId } }, { subgraphs: true });
+  const id = (state.config?.configurable as { checkpoint_id?: string } | undefined)?.checkpoint_id;
+  // A checkpoint the thread does not have reads as an empty state, with no time of its own.
+  if (state.createdAt === undefined || id !== checkpointId) return undefined;
+  const parent = (state.parentConfig?.configurable as { checkpoint_id?: string } | undefined)?.checkpoint_id;
+  return { messages: shownMessages(ctx, pausedMessages(state).all), checkpoint: { id, parentId: parent, createdAt: state.createdAt }, next: [...state.next] };
+}
+
 /** Checkpointed messages as people see them: masked and scrubbed, each with its id. */
 function shownMessages(ctx: RunContext, messages: readonly BaseMessage[]): ThreadSnapshot["messages"] {
   return messages.flatMap((m) => toWire(m).map((w) => ({ ...ctx.redactor.message(w), id: m.id })));

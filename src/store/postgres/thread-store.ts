@@ -15,6 +15,36 @@ export class PgThreadStore implements ThreadStore {
     private readonly clock: Clock = systemClock,
   ) {}
 
+  async copy(from: string, to: string, owner: string): Promise<boolean> {
+    // One statement, so one transaction wherever it runs: a copy without its ledger could run a settled call again.
+    const copied = "EXISTS (SELECT 1 FROM t)";
+    const r = await this.q.query<{ n: string }>(
+      `WITH t AS (
+         INSERT INTO threads (thread_id, status, last_outcome, metadata, owner, title, graph_id, created_at, updated_at)
+         SELECT $2, 'idle', last_outcome, metadata, $3, title, graph_id, $4, $4 FROM threads WHERE thread_id = $1 AND status = 'idle'
+         ON CONFLICT (thread_id) DO NOTHING RETURNING thread_id),
+       c AS (
+         INSERT INTO "public".checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata)
+         SELECT $2, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata FROM "public".checkpoints WHERE thread_id = $1 AND ${copied}),
+       b AS (
+         INSERT INTO "public".checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
+         SELECT $2, checkpoint_ns, channel, version, type, blob FROM "public".checkpoint_blobs WHERE thread_id = $1 AND ${copied}),
+       w AS (
+         INSERT INTO "public".checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob)
+         SELECT $2, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob FROM "public".checkpoint_writes WHERE thread_id = $1 AND ${copied}),
+       a AS (
+         INSERT INTO audit (thread_id, interrupt_id, call_id, tool, args_hash, edited_args_hash, decision, by_sub, reason, run_args_hash, at, preview_hash, version)
+         SELECT $2, interrupt_id, call_id, tool, args_hash, edited_args_hash, decision, by_sub, reason, run_args_hash, at, preview_hash, version
+         FROM audit WHERE thread_id = $1 AND ${copied} ORDER BY id),
+       l AS (
+         INSERT INTO ledger (key, thread_id, call_id, name, args_hash, status, outcome, started_at, settled_at)
+         SELECT $2 || ':' || call_id, $2, call_id, name, args_hash, status, outcome, started_at, settled_at FROM ledger WHERE thread_id = $1 AND ${copied})
+       SELECT count(*) AS n FROM t`,
+      [from, to, owner, this.clock.now()],
+    );
+    return Number(r.rows[0]?.n) === 1;
+  }
+
   async get(threadId: string): Promise<ThreadRow | undefined> {
     const { rows } = await this.q.query<ThreadRow>("SELECT * FROM threads WHERE thread_id = $1", [threadId]);
     return rows[0];

@@ -1,10 +1,12 @@
 import type { IdleClaim, NewThreadOptions, ThreadRelease, ThreadRow, ThreadStore } from "../types.js";
+import type { Statement } from "better-sqlite3";
 import type { SqliteConn } from "./sqlite-conn.js";
 import { type Clock, systemClock } from "../../clock.js";
 
 /** Threads and their status in SQLite. Every status change is a compare-and-set in SQL. */
 export class SqliteThreadStore implements ThreadStore {
   private readonly q;
+  private copying: Record<"thread" | "checkpoints" | "writes" | "audit" | "ledger", Statement> | undefined;
 
   /** `replicaId`: this process, recorded on every thread it holds. */
   constructor(
@@ -37,6 +39,47 @@ export class SqliteThreadStore implements ThreadStore {
       ),
       running: db.prepare<[], ThreadRow>("SELECT * FROM threads WHERE status = 'running'"),
     };
+  }
+
+  /** The copy's statements, made at first use: the checkpointer's tables are made after this store. */
+  private copyStatements() {
+    const { db } = this.conn;
+    return (this.copying ??= {
+      thread: db.prepare(
+        `INSERT OR IGNORE INTO threads (thread_id, status, last_outcome, metadata, owner, title, graph_id, created_at, updated_at)
+         SELECT @to, 'idle', last_outcome, metadata, @owner, title, graph_id, @now, @now FROM threads WHERE thread_id = @from AND status = 'idle'`,
+      ),
+      checkpoints: db.prepare(
+        `INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata)
+         SELECT @to, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata FROM checkpoints WHERE thread_id = @from`,
+      ),
+      writes: db.prepare(
+        `INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value)
+         SELECT @to, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value FROM writes WHERE thread_id = @from`,
+      ),
+      audit: db.prepare(
+        `INSERT INTO audit (thread_id, interrupt_id, call_id, tool, args_hash, edited_args_hash, decision, by_sub, reason, run_args_hash, at, preview_hash, version)
+         SELECT @to, interrupt_id, call_id, tool, args_hash, edited_args_hash, decision, by_sub, reason, run_args_hash, at, preview_hash, version
+         FROM audit WHERE thread_id = @from ORDER BY id`,
+      ),
+      ledger: db.prepare(
+        `INSERT INTO ledger (key, thread_id, call_id, name, args_hash, status, outcome, started_at, settled_at)
+         SELECT @to || ':' || call_id, @to, call_id, name, args_hash, status, outcome, started_at, settled_at FROM ledger WHERE thread_id = @from`,
+      ),
+    });
+  }
+
+  copy(from: string, to: string, owner: string): Promise<boolean> {
+    const now = this.clock.now();
+    const c = this.copyStatements();
+    // One transaction (a savepoint inside the store's own): a copy without its ledger could run a settled call again.
+    const copy = this.conn.db.transaction((args: { from: string; to: string; owner: string; now: number }) => {
+      if (c.thread.run(args).changes !== 1) return false;
+      const pair = { from: args.from, to: args.to };
+      for (const stmt of [c.checkpoints, c.writes, c.audit, c.ledger]) stmt.run(pair);
+      return true;
+    });
+    return this.conn.lock.gate(() => copy({ from, to, owner, now }));
   }
 
   get(threadId: string): Promise<ThreadRow | undefined> {

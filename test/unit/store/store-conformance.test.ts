@@ -348,6 +348,55 @@ describe.each([sqlite, postgres])("the $name store", (backend) => {
       });
     });
 
+    describe("thread copies", () => {
+      let s: Store;
+      beforeAll(async () => {
+        s = (await backend.fresh()).store;
+      });
+
+      it("copy: an idle thread with its checkpoints, audit trail and ledger under the copy's keys, for a new owner; nothing when it is not idle or the id is taken", async () => {
+        const from = id("t");
+        await s.threads.create(from, "alice", { metadata: { a: 1 }, graphId: "research" });
+        await s.threads.setTitle(from, "refund");
+        const config = { configurable: { thread_id: from, checkpoint_ns: "" } };
+        const checkpoint = { ...emptyCheckpoint(), channel_values: { note: "kept" }, channel_versions: { note: 1 } };
+        const saved = await s.checkpointer.put(config, checkpoint, { source: "loop", step: 1, parents: {} } as never, { note: 1 });
+        await s.checkpointer.putWrites(saved, [["note", "written"]], "task-1");
+        const outcome = { status: "ok" as const, output: '{"refund_id":1}' };
+        await s.ledger.claim(`${from}:settled`, { threadId: from, callId: "settled", name: "refund_order", argsHash: "h1" });
+        await s.ledger.settle(`${from}:settled`, outcome);
+        await s.ledger.claim(`${from}:doubt`, { threadId: from, callId: "doubt", name: "refund_order", argsHash: "h2" });
+        const decision: AuditRecord = { thread_id: from, interrupt_id: "i1", call_id: "settled", tool: "refund_order", args_hash: s.audit.hash({ a: 1 }), decision: "approved", by: "ops", reason: null, at: 1_700_000_000_000 };
+        await s.audit.append([decision, { ...decision, call_id: "doubt" }]);
+
+        const to = id("t");
+        expect(await s.threads.copy(from, to, "bob")).toBe(true);
+        expect(await s.threads.get(to)).toMatchObject({ thread_id: to, owner: "bob", status: "idle", metadata: '{"a":1}', title: "refund", graph_id: "research", latest_run_id: null, open_interrupt_id: null });
+        const copied = await s.checkpointer.getTuple({ configurable: { thread_id: to, checkpoint_ns: "" } });
+        expect(copied!.checkpoint.id).toBe(checkpoint.id);
+        expect(copied!.checkpoint.channel_values).toEqual({ note: "kept" });
+        expect(copied!.pendingWrites).toEqual([["task-1", "note", "written"]]);
+        // What ran on the original has run on the copy: a claim there finds it, and never runs it.
+        expect(await s.ledger.claim(`${to}:settled`, { threadId: to, callId: "settled", name: "refund_order", argsHash: "h1" })).toEqual({ kind: "settled", outcome });
+        expect(await s.ledger.claim(`${to}:doubt`, { threadId: to, callId: "doubt", name: "refund_order", argsHash: "h2" })).toEqual({ kind: "in_doubt" });
+        expect((await s.audit.list(to)).map((r) => [r.call_id, r.decision])).toEqual([["settled", "approved"], ["doubt", "approved"]]);
+        // The original is as it was.
+        expect(await s.threads.get(from)).toMatchObject({ owner: "alice", status: "idle" });
+        expect(await s.ledger.peek(`${from}:settled`)).toEqual({ kind: "settled", outcome });
+
+        // Taken id, unknown source, a source not idle: nothing written.
+        expect(await s.threads.copy(from, to, "bob")).toBe(false);
+        const none = id("t");
+        expect(await s.threads.copy(id("nope"), none, "bob")).toBe(false);
+        expect(await s.threads.get(none)).toBeUndefined();
+        await s.threads.claimIdle(from, "r1");
+        expect(await s.threads.copy(from, none, "bob")).toBe(false);
+        expect(await s.threads.get(none)).toBeUndefined();
+        expect(await s.checkpointer.getTuple({ configurable: { thread_id: none, checkpoint_ns: "" } })).toBeUndefined();
+        expect(await s.ledger.peek(`${none}:settled`)).toBeUndefined();
+      });
+    });
+
     describe("interrupts", () => {
       let s: Store;
       beforeAll(async () => {
@@ -570,7 +619,7 @@ describe.each([sqlite, postgres])("the $name store", (backend) => {
         const [t, r] = [id("t"), id("r")];
         await s.runs.start(r, t, { kind: "message", input: '{"id":"m1","content":"hello"}' });
         // The user's message is kept with the run: checkpoints come only at its end.
-        expect(await s.runs.get(r)).toEqual({ run_id: r, thread_id: t, started_at: expect.any(Number), ended_at: null, outcome: null, input: '{"id":"m1","content":"hello"}' });
+        expect(await s.runs.get(r)).toEqual({ run_id: r, thread_id: t, started_at: expect.any(Number), ended_at: null, outcome: null, input: '{"id":"m1","content":"hello"}', ordinal: 1 });
         expect(await s.runs.end(r, "completed")).toBe(true);
         expect(await s.runs.end(r, "error")).toBe(false);
         const row = (await s.runs.get(r))!;
@@ -592,6 +641,18 @@ describe.each([sqlite, postgres])("the $name store", (backend) => {
         expect((await st.runs.listForThread(t, 10, 0)).map((r) => r.run_id)).toEqual([...runs].reverse());
         expect((await st.runs.listForThread(t, 1, 1)).map((r) => r.run_id)).toEqual([runs[1]]);
         expect(await st.runs.listForThread(id("none"), 10, 0)).toEqual([]);
+      });
+
+      it("numbers a thread's runs 1, 2, 3 in the order they start, whatever the clock says: a thread stream's seq counts on it", async () => {
+        const st = await (await backend.fresh()).open({ clock: { now: () => Date.UTC(2031, 0, 1) } });
+        const [t, other] = [id("t"), id("t")];
+        const runs = [id("r"), id("r"), id("r")];
+        for (const r of runs) await st.runs.start(r, t, { kind: "message" });
+        await st.runs.start(id("r"), other, { kind: "resume" });
+        expect(await Promise.all(runs.map(async (r) => (await st.runs.get(r))!.ordinal))).toEqual([1, 2, 3]);
+        // Newest first by that number, though all three started in the same millisecond.
+        expect((await st.runs.listForThread(t, 10, 0)).map((r) => r.run_id)).toEqual([...runs].reverse());
+        expect((await st.runs.listForThread(other, 10, 0))[0]!.ordinal).toBe(1);
       });
 
       it("listUnheld: open runs that no running thread holds", async () => {
