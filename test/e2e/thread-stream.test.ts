@@ -177,6 +177,28 @@ describe("one stream across runs", () => {
     expect(tools.map((e) => e.event_id)).toEqual(all.filter((e) => e.method === "tools" || e.method === "lifecycle").map((e) => e.event_id));
   });
 
+  it("a reconnect mid-run with since misses nothing and repeats nothing; a cancel ends the run failed, 'cancelled'", async () => {
+    const id = threadId("ts-midrun");
+    s.model.push({ hang: true, text: "Looking into it" });
+    const thread = client("tok-alice-0001").threads.stream(id, { assistantId: "agent" });
+    await thread.run.start({ input: { messages: [{ type: "human", content: "slow one" }] } });
+    await thread.close();
+    const first = await readStream({
+      token: "tok-alice-0001",
+      id,
+      body: { channels: ALL },
+      until: (events) => events.some((e) => e.method === "messages" && e.params.data.event === "content-block-delta"),
+      failure: "the live run's first token did not arrive",
+    });
+    const rest = readStream({ token: "tok-alice-0001", id, body: { channels: ALL, since: first.at(-1)!.seq }, until: ended(1), failure: "the reconnected stream did not see the run end" });
+    const [latest] = await client("tok-alice-0001").runs.list(id, { limit: 1 });
+    await client("tok-alice-0001").runs.cancel(id, latest!.run_id);
+    const second = await rest;
+    expect(second.at(-1)!.params.data).toMatchObject({ event: "failed", error: "cancelled" });
+    const all = await readStream({ token: "tok-alice-0001", id, body: { channels: ALL, since: 0 }, until: ended(1), failure: "the thread was not replayed" });
+    expect([...first, ...second].map((e) => e.event_id)).toEqual(all.map((e) => e.event_id));
+  });
+
   it("after a kill -9 and a restart, the same since replays the same events under the same ids", async () => {
     const env = { MODEL: "fake-model", OPENAI_API_KEY: "test-key", OPENAI_BASE_URL: s.model.url, TOLLGATE_TEST_TOOLS: "1", ...ENV };
     const first = await startServer(env);
