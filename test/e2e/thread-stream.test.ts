@@ -199,6 +199,43 @@ describe("one stream across runs", () => {
     expect([...first, ...second].map((e) => e.event_id)).toEqual(all.map((e) => e.event_id));
   });
 
+  it("a since older than the kept log is reported as a gap (an error frame naming the seqs), then the kept runs follow", async () => {
+    const env = { MODEL: "fake-model", OPENAI_API_KEY: "test-key", OPENAI_BASE_URL: s.model.url, TOLLGATE_TEST_TOOLS: "1", ...ENV, EVENT_RETENTION_RUNS: "1" };
+    const kept = await startServer(env);
+    try {
+      const id = threadId("ts-gap");
+      for (const text of ["first", "second"]) {
+        s.model.push({ text: `answer to ${text}` });
+        const thread = client("tok-alice-0001", kept.url).threads.stream(id, { assistantId: "agent" });
+        await thread.run.start({ input: { messages: [{ type: "human", content: text }] } });
+        await thread.close();
+        await readStream({ url: kept.url, token: "tok-alice-0001", id, body: { channels: ["lifecycle"] }, until: ended(1), failure: `the ${text} run did not end` });
+      }
+      const res = await fetch(`${kept.url}/langgraph/threads/${id}/stream/events`, {
+        method: "POST",
+        headers: { authorization: "Bearer tok-alice-0001", "content-type": "application/json" },
+        body: JSON.stringify({ channels: ["lifecycle"], since: 0 }),
+      });
+      const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+      let text = "";
+      await within(
+        (async () => {
+          while (!text.includes('"completed"')) text += (await reader.read()).value ?? "";
+        })(),
+        { ms: 10_000, failure: "the kept run did not follow the gap" },
+      );
+      await reader.cancel();
+      const [gapFrame] = text.split("\n\n");
+      expect(gapFrame).toMatch(/^event: error\ndata: /);
+      expect(JSON.parse(gapFrame!.split("data: ")[1]!)).toMatchObject({ type: "error", id: null, error: "no_such_run", tollgate: { code: "events_pruned", from_seq: 2 ** 32 } });
+      // The second run's events come whole after it.
+      expect(text).toContain('"event":"running"');
+      expectNoStackTraces(kept);
+    } finally {
+      await kept.kill();
+    }
+  });
+
   it("after a kill -9 and a restart, the same since replays the same events under the same ids", async () => {
     const env = { MODEL: "fake-model", OPENAI_API_KEY: "test-key", OPENAI_BASE_URL: s.model.url, TOLLGATE_TEST_TOOLS: "1", ...ENV };
     const first = await startServer(env);

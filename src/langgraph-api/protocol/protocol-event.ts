@@ -14,6 +14,22 @@ export interface ProtocolEvent {
   params: { namespace: string[]; timestamp: number; node?: string; data: unknown };
 }
 
+/**
+ * Events a stream was asked for that are no longer kept (the log keeps the latest runs of a
+ * thread, `EVENT_RETENTION_RUNS`): said, never skipped in silence. An error message with no
+ * command id, which the SDK hands to its `onError`.
+ */
+export interface StreamGap {
+  type: "error";
+  id: null;
+  error: "no_such_run";
+  message: string;
+  tollgate: { code: "events_pruned"; from_seq: number; to_seq: number };
+}
+
+/** What a thread's stream carries: its events, and where some are missing. */
+export type StreamItem = ProtocolEvent | StreamGap;
+
 /** What the translator makes before it is placed in the thread's order. */
 export interface Emitted {
   method: ProtocolMethod;
@@ -43,6 +59,11 @@ export function runSeq(o: { ordinal: number; loggedSeq: number; k: number }): nu
 /** The seq of the `k`-th event of an interrupt's change after its run: decision `progress`, or its close. */
 export function tailSeq(o: { ordinal: number; progress: number | "closed"; k: number }): number {
   return o.ordinal * RUN + TAIL + (o.progress === "closed" ? CLOSE : o.progress * PER_EVENT) + o.k;
+}
+
+/** The last seq a run of this ordinal could have. */
+export function lastSeqOf(ordinal: number): number {
+  return (ordinal + 1) * RUN - 1;
 }
 
 /** The run a seq belongs to. */

@@ -5,7 +5,7 @@ import { AppError } from "../../protocol/index.js";
 import { answerCommand, commandBody } from "./commands.js";
 import { SocketSession } from "./socket-session.js";
 import { SOCKET_ACCEPT, type SocketAccept } from "./socket-upgrade.js";
-import { channelOf, type ProtocolEvent } from "./protocol-event.js";
+import { channelOf, type StreamItem } from "./protocol-event.js";
 import { threadEvents } from "./thread-events.js";
 
 /** The body of `POST /threads/{id}/stream/events`: which events this stream carries, and from where. */
@@ -38,7 +38,7 @@ export function protocolRoutes(deps: AppDeps): Hono {
     // Someone else's thread is refused before the stream opens; one not made yet is waited for.
     await deps.runs.feed.exists(principal, threadId);
     const wanted = matcher(filter);
-    return sseResponse<ProtocolEvent>({
+    return sseResponse<StreamItem>({
       threadId,
       events: (signal) => threadEvents({ feed: deps.runs.feed, threads: deps.threads, principal, threadId, since: filter.since, signal }),
       clientSignal: c.req.raw.signal,
@@ -64,9 +64,10 @@ export function protocolRoutes(deps: AppDeps): Hono {
 }
 
 /** Which events a stream's filter lets through: by channel (`custom:<name>` under `custom` too) and namespace. */
-function matcher(f: StreamFilter): (e: ProtocolEvent) => boolean {
+function matcher(f: StreamFilter): (e: StreamItem) => boolean {
   const channels = new Set(f.channels);
   return (e) => {
+    if (e.type === "error") return true;
     const channel = channelOf(e.method);
     if (!channels.has(channel)) return false;
     if (!f.namespaces?.length) return true;
@@ -75,6 +76,7 @@ function matcher(f: StreamFilter): (e: ProtocolEvent) => boolean {
   };
 }
 
-function frame(e: ProtocolEvent): string {
+function frame(e: StreamItem): string {
+  if (e.type === "error") return `event: error\ndata: ${JSON.stringify(e)}\n\n`;
   return `id: ${e.event_id}\nevent: ${e.method}\ndata: ${JSON.stringify(e)}\n\n`;
 }

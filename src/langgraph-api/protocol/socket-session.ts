@@ -3,7 +3,7 @@ import type { AppDeps } from "../../http/index.js";
 import type { Logger } from "../../logger.js";
 import { AppError } from "../../protocol/index.js";
 import { answerCommand, commandBody } from "./commands.js";
-import { channelOf, type ProtocolEvent } from "./protocol-event.js";
+import { channelOf, type StreamItem } from "./protocol-event.js";
 import { threadEvents } from "./thread-events.js";
 
 /** What the session writes to: the socket, as JSON text; and how it closes it. */
@@ -75,7 +75,7 @@ export class SocketSession {
     this.subscriptions.set(id, stop);
     const channels = new Set(Array.isArray(params.channels) ? params.channels.map(String) : []);
     const since = typeof params.since === "number" && Number.isInteger(params.since) && params.since >= 0 ? params.since : undefined;
-    const wanted = (e: ProtocolEvent) => channels.has(channelOf(e.method));
+    const wanted = (e: StreamItem) => e.type === "error" || channels.has(channelOf(e.method));
     void (async () => {
       try {
         for await (const batch of threadEvents({ feed: this.o.deps.runs.feed, threads: this.o.deps.threads, principal: this.o.principal, threadId: this.o.threadId, since, signal: stop.signal })) {

@@ -4,7 +4,7 @@ import type { RunRow, ThreadFeed, ThreadService, ThreadWatch } from "../../runs/
 import { valuesOf } from "../resources.js";
 import { interruptChange, ProtocolTranslator, turnsIn } from "./event-translator.js";
 import { aiMessageId, MessageIds } from "./message-ids.js";
-import { type Emitted, ordinalOf, type ProtocolEvent, runSeq, tailSeq } from "./protocol-event.js";
+import { type Emitted, lastSeqOf, ordinalOf, type ProtocolEvent, runSeq, type StreamGap, type StreamItem, tailSeq } from "./protocol-event.js";
 
 export interface ThreadEventsOptions {
   feed: ThreadFeed;
@@ -23,7 +23,7 @@ export interface ThreadEventsOptions {
  * is kept in memory between connections: a reconnect, a restart or another replica reads the same
  * events with the same seqs from the store.
  */
-export async function* threadEvents(o: ThreadEventsOptions): AsyncGenerator<ProtocolEvent[]> {
+export async function* threadEvents(o: ThreadEventsOptions): AsyncGenerator<StreamItem[]> {
   const { feed, threadId, signal } = o;
   const watch = feed.watch(threadId);
   try {
@@ -40,10 +40,19 @@ export async function* threadEvents(o: ThreadEventsOptions): AsyncGenerator<Prot
         continue;
       }
       for (const run of runs) {
-        for await (const batch of runEvents({ ...o, run, watch, after })) {
-          if (!batch.length) continue;
-          after = batch.at(-1)!.seq;
-          yield batch;
+        if (run.ended_at !== null && !(await feed.logKept(run.run_id))) {
+          // Its events are gone: the client hears which, and the stream goes on after them.
+          if (after < lastSeqOf(run.ordinal)) {
+            const gap = gapOf(run.ordinal, after);
+            after = gap.tollgate.to_seq;
+            yield [gap];
+          }
+        } else {
+          for await (const batch of runEvents({ ...o, run, watch, after })) {
+            if (!batch.length) continue;
+            after = batch.at(-1)!.seq;
+            yield batch;
+          }
         }
         if (signal.aborted) return;
         ordinal = run.ordinal + 1;
@@ -114,6 +123,18 @@ async function messageNaming(o: { feed: ThreadFeed; threadId: string; run: RunRo
     for await (const batch of o.feed.events(r.run_id, -1, o.signal)) before += turnsIn(batch);
   }
   return { ids, messageId: (turn: number) => aiMessageId(anchor, before + turn) };
+}
+
+function gapOf(ordinal: number, after: number): StreamGap {
+  const from = Math.max(after + 1, runSeq({ ordinal, loggedSeq: -1, k: 0 }));
+  const to = lastSeqOf(ordinal);
+  return {
+    type: "error",
+    id: null,
+    error: "no_such_run",
+    message: `Events ${from} to ${to} (run ${ordinal} of the thread) are no longer kept; read the thread's state`,
+    tollgate: { code: "events_pruned", from_seq: from, to_seq: to },
+  };
 }
 
 function event(seq: number, e: Emitted): ProtocolEvent {
