@@ -75,16 +75,12 @@ async function streamOne(sdk: Client, text: string, windowStart: number, windowE
       r.lastEvent = part.event;
       if (part.event === "error") r.error = `error event: ${JSON.stringify(part.data).slice(0, 300)}`;
       if (part.event !== "messages" || !hasContent((part.data as unknown[])[0])) continue;
-      r.tokens++;
-      if (t >= windowStart && t <= windowEnd) r.tokensInWindow++;
-      r.firstTokenUs ??= t;
+      countToken(r, { at: t, windowStart, windowEnd });
     }
     // The SDK ends the loop quietly when its signal aborts.
     if (signal.aborted) r.error = "aborted";
   } catch (err) {
-    const e = err as { status?: number; message?: string };
-    r.status = e.status ?? r.status;
-    r.error = signal.aborted ? "aborted" : String(e.message ?? err).slice(0, 300);
+    failed(r, { err, signal });
   }
   r.endUs = nowUs();
   return r;
@@ -114,21 +110,31 @@ async function threadStreamOne(sdk: Client, text: string, windowStart: number, w
         break;
       }
       if (!isTokenEvent(e)) continue;
-      r.tokens++;
-      if (t >= windowStart && t <= windowEnd) r.tokensInWindow++;
-      r.firstTokenUs ??= t;
+      countToken(r, { at: t, windowStart, windowEnd });
     }
     if (signal.aborted) r.error = "aborted";
   } catch (err) {
-    const e = err as { status?: number; message?: string };
-    r.status = e.status ?? r.status;
-    r.error = signal.aborted ? "aborted" : String(e.message ?? err).slice(0, 300);
+    failed(r, { err, signal });
   } finally {
     signal.removeEventListener("abort", stop);
     await thread.close();
   }
   r.endUs = nowUs();
   return r;
+}
+
+/** A token read at `at`: counted, and counted in the window if it falls inside. */
+function countToken(r: StreamResult, o: { at: number; windowStart: number; windowEnd: number }): void {
+  r.tokens++;
+  if (o.at >= o.windowStart && o.at <= o.windowEnd) r.tokensInWindow++;
+  r.firstTokenUs ??= o.at;
+}
+
+/** A run that failed: its HTTP status when it had one, and what went wrong ("aborted" when the window was cut). */
+function failed(r: StreamResult, o: { err: unknown; signal: AbortSignal }): void {
+  const e = o.err as { status?: number; message?: string };
+  r.status = e.status ?? r.status;
+  r.error = o.signal.aborted ? "aborted" : String(e.message ?? o.err).slice(0, 300);
 }
 
 function isTokenEvent(e: { method: string; params: { data: any } }): boolean {
