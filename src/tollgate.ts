@@ -11,6 +11,7 @@ import { createApp } from "./server/index.js";
 import { LANGGRAPH_OPENAPI, langGraphApi, langGraphMeta, protocolUpgrade } from "./langgraph-api/index.js";
 import { type AnyStore, openStore, storeLocation, type StoreLocation } from "./store/index.js";
 import { createDemoToolsOn, type DemoTables, setupDemoTables, sqliteDemoTables, ToolRegistry, type TollgateTool, type ToolMeta } from "./tools/index.js";
+import { toolMetaWithoutHints, withoutHints } from "./tools/without-hints.js";
 
 /** What `/langgraph/info` reports as the server's version. */
 const TOLLGATE_VERSION = "0.1.0";
@@ -45,6 +46,12 @@ export interface TollgateOptions {
    * the gate itself).
    */
   toolMeta?: Record<string, ToolMeta>;
+  /**
+   * Whether a tool given no kind (by `toolMeta` or `defineTool`) takes it from its MCP hints:
+   * `read` for `readOnlyHint: true`, else `irreversible`. Default true. `false`: every such tool
+   * waits at the gate, for a server not trusted to describe its own tools.
+   */
+  mcpHints?: boolean;
   /**
    * The system message the built-in agent sends first on every model call; defaults to the
    * demo's order-support prompt, which suits only the demo tools. `""` sends none.
@@ -120,8 +127,16 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
     await store.close();
     throw new ConfigError("Nothing to serve: give graphs (createTollgate({ graphs }), --graphs) or an agent");
   }
-  const own = o.tools ? await o.tools(store) : team ? [] : createDemoToolsOn(await demoTablesOf(store));
-  const found = specs.flatMap((s) => discoverTools(s.graph, { toolMeta: o.toolMeta }));
+  const hints = o.mcpHints ?? true;
+  const given = o.tools ? await o.tools(store) : team ? [] : createDemoToolsOn(await demoTablesOf(store));
+  const own = hints ? given : given.map(withoutHints);
+  const found = specs.flatMap((s) => discoverTools(s.graph, { toolMeta: hints ? o.toolMeta : toolMetaWithoutHints(o.toolMeta) }));
+  // A graph's own copy of a tool cannot be swapped for a gated one: refused, so it never runs unasked.
+  const trusting = hints ? undefined : found.find((t) => withoutHints(t) !== t);
+  if (trusting) {
+    await store.close();
+    throw new ConfigError(`Tool '${trusting.name}' is read-only only by its MCP hint, which mcpHints: false does not trust: give it a kind in defineTool, or name the plain tool in toolMeta`);
+  }
   for (const name of Object.keys(o.toolMeta ?? {})) {
     if (!found.some((t) => t.name === name)) log.warn(`toolMeta names '${name}', which no served graph holds in a ToolNode`, { tool: name });
   }

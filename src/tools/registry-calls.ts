@@ -1,5 +1,4 @@
-import { interopSafeParseAsync } from "@langchain/core/utils/types";
-import { formatIssues, type IssueLike } from "../protocol/index.js";
+import { checkArgs } from "./check-args.js";
 import { closingOutcomes } from "./outcome-message.js";
 import { runInner } from "./run-tool-call.js";
 import type { ToolCallRequest, ToolOutcome } from "./tool-outcome.js";
@@ -29,13 +28,9 @@ export async function runToolCall(
   return runInner(entry, call, { config: {}, signal: opts.signal, threadId: opts.threadId });
 }
 
-/** The schema's validation message, or null when the arguments fit. */
+/** The schema's validation message (zod or JSON Schema), or null when the arguments fit. */
 export async function validateArgs(registry: ToolRegistry, call: ToolCallRequest): Promise<string | null> {
   const entry = registry.get(call.name);
   if (!entry) return `Tool '${call.name}' not found`;
-  const parsed = await interopSafeParseAsync(entry.schema as never, call.args);
-  if (parsed.success) return null;
-  const issues = (parsed.error as { issues?: IssueLike[] }).issues;
-  if (!issues) return String(parsed.error);
-  return formatIssues(issues);
+  return checkArgs(entry.schema, call.args);
 }

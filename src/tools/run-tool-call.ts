@@ -1,6 +1,8 @@
 import type { StructuredToolInterface, ToolRunnableConfig } from "@langchain/core/tools";
+import { isMcpTool } from "./mcp-hints.js";
 import { StalePreview, stalePreviewError } from "./stale-preview.js";
-import { ABORT_SIGNAL_KEY, callKey, PREVIEW_KEY } from "./tool-context.js";
+import { ABORT_SIGNAL_KEY, callKey, PREVIEW_KEY, toolContext } from "./tool-context.js";
+import { outputText } from "./tool-output.js";
 import type { ToolCallRequest, ToolOutcome } from "./tool-outcome.js";
 
 const NEVER_ABORTS = new AbortController().signal;
@@ -56,7 +58,7 @@ export async function runInner(tool: StructuredToolInterface, call: ToolCallRequ
   try {
     const own = innerConfig(config, { call, signal, threadId });
     const result: unknown = parent ? await callOwnCode(tool, { args: call.args, run: parent.run, config: own }) : await tool.invoke(call.args, own);
-    return { status: "ok", output: stringifyOutput(result) };
+    return { status: "ok", output: outputText(tool, result) };
   } catch (err) {
     if (signal?.aborted) throw signal.reason ?? err;
     // The tool found its approved preview out of date and did nothing: a code the model can read.
@@ -69,9 +71,15 @@ export async function runInner(tool: StructuredToolInterface, call: ToolCallRequ
  * A wrapped tool's own code, inside the wrapping tool's run (`o.run`): its `_call`, which `invoke`
  * would reach after parsing the arguments (done already) and opening a traced run of its own
  * (the wrapper's is the call's one). A tool without one is invoked.
+ *
+ * An MCP tool gets the run's signal as `config.signal`, the one place its client looks: on a
+ * cancel the request is dropped and the server told to stop. Nothing here races it, so the call
+ * still settles when the client gives up, and the ledger records that.
  */
 export function callOwnCode(tool: StructuredToolInterface, o: { args: unknown; run: unknown; config: ToolRunnableConfig }): Promise<unknown> {
-  const { args, run, config } = o;
+  const { args, run } = o;
+  const signal = toolContext(o.config).signal;
+  const config = isMcpTool(tool) && signal ? { ...o.config, signal } : o.config;
   const code = (tool as unknown as { _call?: (args: unknown, run: unknown, config: ToolRunnableConfig) => Promise<unknown> })._call;
   return typeof code === "function" ? code.call(tool, args, run, config) : tool.invoke(args, config);
 }
@@ -99,13 +107,4 @@ export async function untilAborted<T>(work: Promise<T>, signal: AbortSignal | un
   } finally {
     signal.removeEventListener("abort", onAbort!);
   }
-}
-
-function stringifyOutput(result: unknown): string {
-  if (typeof result === "string") return result;
-  // A tool may return a ToolMessage-like object; its content is what the model should read.
-  if (result && typeof result === "object" && "content" in result && typeof result.content === "string") {
-    return result.content;
-  }
-  return JSON.stringify(result ?? null);
 }

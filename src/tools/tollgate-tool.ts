@@ -1,12 +1,15 @@
 import { type Callbacks, parseCallbackConfigArg } from "@langchain/core/callbacks/manager";
+import { ToolMessage } from "@langchain/core/messages";
 import { StructuredTool, type StructuredToolInterface, type ToolRunnableConfig } from "@langchain/core/tools";
 import type { ApprovalPolicy } from "../protocol/index.js";
 import { maskValues, sensitiveValues } from "./mask-args.js";
+import { kindFromHints } from "./mcp-hints.js";
 import { closingOutcomes, DEFAULT_REASON, NO_DECISION, outcomeMessage } from "./outcome-message.js";
 import { callOwnCode, innerConfig, runInner, untilAborted } from "./run-tool-call.js";
 import type { ToolOutcome } from "./tool-outcome.js";
 import { PREVIEW_KEY, toolContext } from "./tool-context.js";
 import { toolGateOf } from "./tool-gate.js";
+import { answersWithArtifact, maskedArtifact, splitOutput } from "./tool-output.js";
 
 /** `read` tools run at once; `irreversible` tools run only after a person approves the exact call. */
 export type ToolKind = "read" | "irreversible";
@@ -26,7 +29,11 @@ export type PolicyRule = (args: Record<string, unknown>) => ToolPolicy;
 
 /** What tollgate knows about a tool besides what LangChain knows. */
 export interface ToolMeta {
-  kind: ToolKind;
+  /**
+   * Omitted, the tool's MCP hints decide: `read` for `readOnlyHint: true`, else `irreversible`
+   * (so a tool with no hints waits at the gate). See `kindFromHints`.
+   */
+  kind?: ToolKind;
   /** Dotted argument paths (e.g. "card.number") masked in every event and view. */
   sensitive?: readonly string[];
   /**
@@ -90,6 +97,8 @@ export class TollgateTool extends StructuredTool {
   description: string;
   schema: StructuredToolInterface["schema"];
   readonly kind: ToolKind;
+  /** Whether the kind came from the tool's MCP hints (none was given): `mcpHints: false` overrules it. */
+  readonly hinted: boolean;
   readonly sensitive: readonly string[];
   readonly sensitiveOutput: readonly string[];
   readonly policy: ToolPolicy | PolicyRule;
@@ -109,7 +118,8 @@ export class TollgateTool extends StructuredTool {
     this.name = inner.name;
     this.description = inner.description;
     this.schema = inner.schema;
-    this.kind = meta.kind;
+    this.kind = meta.kind ?? kindFromHints(inner);
+    this.hinted = meta.kind === undefined;
     this.sensitive = meta.sensitive ?? [];
     this.sensitiveOutput = meta.sensitiveOutput ?? [];
     this.policy = meta.policy ?? "owner";
@@ -161,7 +171,8 @@ export class TollgateTool extends StructuredTool {
       // so their text is masked here, the one place every caller's path goes through.
       // The tool's own code, inside this run: one traced run a call, under the tool's name.
       try {
-        return await callOwnCode(this.inner, { args, run, config: innerConfig(config, { call, signal }) });
+        const result = await callOwnCode(this.inner, { args, run, config: innerConfig(config, { call, signal }) });
+        return answersWithArtifact(this.inner) ? this.withArtifact(result, id) : result;
       } catch (err) {
         throw maskThrown(err, this.sensitiveIn(call.args, config));
       }
@@ -188,6 +199,18 @@ export class TollgateTool extends StructuredTool {
   }
 
   /**
+   * A content-and-artifact result (an MCP tool's) as LangChain's tools answer: a ToolMessage for a
+   * tool call, the text otherwise. The model reads the text; the artifact, stored on the message,
+   * has its structured content masked.
+   */
+  private withArtifact(result: unknown, id: string | undefined): unknown {
+    const { text, artifact } = splitOutput(result);
+    if (!id) return text;
+    const kept = maskedArtifact(artifact, this.sensitiveOutput);
+    return new ToolMessage({ content: text, tool_call_id: id, name: this.name, status: "success", ...(kept === undefined ? {} : { artifact: kept }) });
+  }
+
+  /**
    * The exact values of this call's sensitive arguments, as sent (and approved) and as parsed
    * (a schema may coerce or default them): what the tool's error text must not show.
    */
@@ -204,10 +227,11 @@ export class TollgateTool extends StructuredTool {
 }
 
 /**
- * Wraps a LangChain tool with tollgate's metadata (see `TollgateTool`). A tool that is already a
- * TollgateTool is wrapped around its own tool again, with the new metadata.
+ * Wraps a LangChain tool with tollgate's metadata (see `TollgateTool`), whatever its schema: zod 3,
+ * zod 4 or JSON Schema (an MCP tool's). Without a kind, its MCP hints give one (`kindFromHints`).
+ * A tool that is already a TollgateTool is wrapped around its own tool again, with the new metadata.
  */
-export function defineTool(tool: StructuredToolInterface, meta: ToolMeta): TollgateTool {
+export function defineTool(tool: StructuredToolInterface, meta: ToolMeta = {}): TollgateTool {
   return new TollgateTool(isTollgateTool(tool) ? tool.inner : tool, meta);
 }
 

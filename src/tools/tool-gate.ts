@@ -1,4 +1,5 @@
 import type { ToolRunnableConfig } from "@langchain/core/tools";
+import { studioGate } from "./studio-gate.js";
 import type { ToolOutcome } from "./tool-outcome.js";
 
 /** One tool call as the gate checks it: the arguments are the call's own, before any schema parsing. */
@@ -41,7 +42,8 @@ export interface GatePermit {
 /**
  * The run's gate, as irreversible tools see it. The run engine puts one in every run's config;
  * the kit's `call_tool` makes one from a `Command({ resume })` value when no engine runs the graph
- * (`langgraph dev`, a plain `graph.invoke`). Without one, an irreversible tool never runs.
+ * (`langgraph dev`, a plain `graph.invoke`). A tool called outside both reads the approval from
+ * LangGraph's own resume (`studioGate`); where there is none, an irreversible tool never runs.
  */
 export interface ToolGate {
   /** The approval this run holds for exactly this call (id, tool and arguments), if it is still live. */
@@ -60,8 +62,23 @@ export const TOOL_GATE_KEY = "tollgate_gate";
 const isGate = (v: unknown): v is ToolGate =>
   !!v && typeof v === "object" && typeof (v as ToolGate).permit === "function" && typeof (v as ToolGate).covers === "function";
 
-/** The gate of the run a tool or node is called in, if any. */
-export function toolGateOf(config: Pick<ToolRunnableConfig, "configurable"> | undefined): ToolGate | undefined {
+/**
+ * The gate of the tollgate run a tool or node is called in, if any: the server's, or the one the
+ * kit's `call_tool` hands its tools.
+ */
+export function runGateOf(config: Pick<ToolRunnableConfig, "configurable"> | undefined): ToolGate | undefined {
   const g = (config?.configurable as Record<string, unknown> | undefined)?.[TOOL_GATE_KEY];
   return isGate(g) ? g : undefined;
+}
+
+/**
+ * The gate an irreversible tool asks. Where tollgate runs the call (its server, the kit's
+ * `call_tool`) the key is there, and only that run's gate counts: a missing or broken one refuses.
+ * With no key at all (`langgraph dev`, a plain `graph.invoke`) no tollgate server is involved, so
+ * the gate is the approval LangGraph's `Command({ resume })` delivered for this very call.
+ */
+export function toolGateOf(config: Pick<ToolRunnableConfig, "configurable"> | undefined): ToolGate | undefined {
+  const configurable = config?.configurable as Record<string, unknown> | undefined;
+  if (configurable && Object.hasOwn(configurable, TOOL_GATE_KEY)) return runGateOf(config);
+  return studioGate(configurable);
 }

@@ -362,6 +362,7 @@ describe("the npm package", () => {
     { example: "support-supervisor", what: "a supervisor graph, the gate one level down in a sub-agent", files: ["graph.js", "tools.js", "server.js", "test/supervisor.test.js"] },
     { example: "hitl-desk", what: "createAgent with humanInTheLoopMiddleware", files: ["agent.js", "server.js", "test/desk.test.js"] },
     { example: "plan-confirm", what: "a plan node that asks with interrupt() before the gate", files: ["graph.js", "server.js", "test/plan.test.js"] },
+    { example: "mcp-desk", what: "createAgent over tools from a stdio MCP server, kinds from its hints", files: ["agent.js", "mcp-server.js", "server.js", "test/desk.test.js"] },
   ];
 
   it.each(GRAPH_EXAMPLES)("the $example example ($what) serves its own graph from the installed package, type-checked, and its test passes", async ({ example, files }) => {

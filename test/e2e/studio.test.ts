@@ -1,8 +1,11 @@
 /**
- * The same graph under `langgraph dev`, the server LangGraph Studio talks to: it loads without
- * side effects, stops at the gate, pauses again (at the node's interrupt) on a plain Continue,
- * and runs a call approved by `command: { resume }` or by `configurable.decisions` once. With
- * LangSmith tracing on, its runs are traced through the server's masking tracer.
+ * The graphs of `langgraph.json` under `langgraph dev`, the server LangGraph Studio talks to: the
+ * built-in agent and a team's own graphs (tollgate's kit; `createAgent` with
+ * `humanInTheLoopMiddleware`), all with `defineTool` tools. Each loads without side effects, stops
+ * at the gate, runs a call approved the LangGraph way (`command: { resume }`) once, as edited when
+ * edited, and does not run a rejected one. The built-in agent also pauses again (at the node's
+ * interrupt) on a plain Continue and takes `configurable.decisions`. With LangSmith tracing on,
+ * its runs are traced through the server's masking tracer.
  */
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -14,7 +17,7 @@ import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ApprovalRequest } from "../../src/graph/index.js";
 import { type LangSmithStandIn, startLangSmithStandIn, type TracedRun } from "../helpers/langsmith-stand-in.js";
-import { langgraphDevUnavailable, REPO_ROOT, startLangGraphDev, type LangGraphDev } from "./studio/langgraph-dev.js";
+import { langgraphDevUnavailable, REPO_ROOT, startLangGraphDev, studioGraphs, type LangGraphDev } from "./studio/langgraph-dev.js";
 
 interface WireCall {
   id: string;
@@ -31,17 +34,36 @@ interface WireMessage {
 
 const REQUEST = "refund order A-1002 5 dollars";
 
+/**
+ * Each graph `langgraph.json` serves, and how it waits for a person: the node its run stops at,
+ * and the static interrupts it is compiled with (the built-in agent stops before `call_tool`; a
+ * team's graph pauses inside the kit's `call_tool` or the HITL middleware's node).
+ */
+const GATES: Record<string, { node: string; interruptBefore: string[] }> = {
+  agent: { node: "call_tool", interruptBefore: ["call_tool"] },
+  "team-kit": { node: "call_tool", interruptBefore: [] },
+  "team-hitl": { node: "HumanInTheLoopMiddleware.after_model", interruptBefore: [] },
+};
+const GRAPH_IDS = studioGraphs().map((g) => g.id);
+
+describe("langgraph.json", () => {
+  it("serves the built-in agent and a team's own graphs, each one listed here with its gate", () => {
+    expect(GRAPH_IDS).toEqual(expect.arrayContaining(["agent", "team-kit", "team-hitl"]));
+    expect([...GRAPH_IDS].sort()).toEqual(Object.keys(GATES).sort());
+  });
+});
+
 const unavailable = langgraphDevUnavailable();
 if (unavailable) console.warn(`Skipping the LangGraph Studio test: ${unavailable}`);
 
-describe("graphs/studio.ts as a module", () => {
+describe.each(studioGraphs())("$file as a module (langgraph.json → $id)", ({ id, file, symbol }) => {
   it("loads without opening a database, and leaves nothing running that keeps a process alive", () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tollgate-import-"));
     try {
       // A server, an open socket or a ref'd timer would keep this child alive past its last line.
       const script = `
-        const { graph } = await import(${JSON.stringify(pathToFileURL(path.join(REPO_ROOT, "graphs/studio.ts")).href)});
-        console.log(JSON.stringify({ interruptBefore: graph.interruptBefore, checkpointer: graph.checkpointer ?? null }));`;
+        const { ${symbol}: graph } = await import(${JSON.stringify(pathToFileURL(path.join(REPO_ROOT, file)).href)});
+        console.log(JSON.stringify({ interruptBefore: graph.interruptBefore ?? [], checkpointer: graph.checkpointer ?? null }));`;
       const child = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
         cwd: REPO_ROOT,
         env: { ...process.env, DATA_DIR: dataDir, MODEL: "demo" },
@@ -50,7 +72,7 @@ describe("graphs/studio.ts as a module", () => {
       });
       expect(child.signal, `the import did not let the process exit:\n${child.stderr}`).toBeNull();
       expect(child.status, child.stderr).toBe(0);
-      expect(JSON.parse(child.stdout)).toEqual({ interruptBefore: ["call_tool"], checkpointer: null });
+      expect(JSON.parse(child.stdout)).toEqual({ interruptBefore: GATES[id]!.interruptBefore, checkpointer: null });
       expect(fs.readdirSync(dataDir)).toEqual([]);
     } finally {
       fs.rmSync(dataDir, { recursive: true, force: true });
@@ -86,6 +108,7 @@ describe.skipIf(unavailable !== null)(
       await dev?.stop();
     }, 20_000);
 
+    /** What the thread shows: the nodes it waits at, its messages, its interrupts' values. */
     async function state(threadId: string) {
       const s = await client.threads.getState<{ messages: WireMessage[] }>(threadId);
       const interrupts = s.tasks.flatMap((t) => t.interrupts.map((i) => i.value as ApprovalRequest));
@@ -112,26 +135,34 @@ describe.skipIf(unavailable !== null)(
       return (ai?.tool_calls ?? []).filter((c) => !answered.has(c.id));
     }
 
-    /** A new thread whose run stopped at the gate, with its one pending refund call. */
-    async function haltedRefund() {
+    /** A new thread of `graphId` whose run stopped at the gate, with its one pending refund call. */
+    async function haltedRefund(graphId = "agent") {
       const thread = await client.threads.create();
-      const out = await client.runs.wait(thread.thread_id, "agent", {
+      const out = await client.runs.wait(thread.thread_id, graphId, {
         input: { messages: [{ role: "user", content: REQUEST }] },
       });
       expect(out).not.toHaveProperty("__error__");
       const s = await state(thread.thread_id);
-      expect(s.next).toEqual(["call_tool"]);
-      const pending = pendingCalls(s.messages);
-      expect(pending.map((c) => c.name)).toEqual(["refund_order"]);
+      expect(s.next).toEqual([GATES[graphId]!.node]);
+      // Under the HITL middleware the order lookup is still pending too: it runs unasked on resume.
+      const pending = pendingCalls(s.messages).filter((c) => c.name === "refund_order");
+      expect(pending).toHaveLength(1);
       expect(pending[0]!.args).toMatchObject({ order_id: "A-1002", amount_cents: 500 });
       return { threadId: thread.thread_id, call: pending[0]! };
     }
 
-    it("loads the graph without opening the demo database", () => {
-      // The server imported graphs/studio.ts and registered the graph; no tool has run yet.
-      expect(dev.output()).toContain("Registering graph with id 'agent'");
+    it("loads every graph without opening the demo database", () => {
+      // The server imported each graph's file and registered it; no tool has run yet.
+      for (const id of GRAPH_IDS) expect(dev.output()).toContain(`Registering graph with id '${id}'`);
       expect(fs.existsSync(dbFile())).toBe(false);
     });
+
+    /** The tool message answering `callId`, and the refunds it made. */
+    async function answerTo(threadId: string, callId: string) {
+      const s = await state(threadId);
+      const answer = s.messages.find((m) => m.type === "tool" && m.tool_call_id === callId);
+      return { next: s.next, content: String(answer?.content ?? ""), refunds: refunds().filter((r) => r.call_id === callId) };
+    }
 
     it("halts before call_tool; a plain continue pauses again at the node's interrupt and runs nothing", async () => {
       const { threadId, call } = await haltedRefund();
@@ -230,6 +261,47 @@ describe.skipIf(unavailable !== null)(
       await client.runs.wait(threadId, "agent", { input: null, config: approve });
       expect((await state(threadId)).next).toEqual([]);
       expect(mine()).toHaveLength(1);
+    });
+
+    // Each graph, approved the way LangGraph clients and Studio resume (the HITL decisions shape,
+    // which every graph here accepts), outside any tollgate server: the tool itself takes the
+    // approval LangGraph delivered for exactly that call.
+    describe.each(GRAPH_IDS)("graph %s, decided with command: { resume }", (graphId) => {
+      it("stops at the gate; an approve runs the call, once", async () => {
+        const { threadId, call } = await haltedRefund(graphId);
+        expect((await client.threads.get(threadId)).status).toBe("interrupted");
+        expect(refunds().filter((r) => r.call_id === call.id)).toEqual([]);
+
+        const approve = { decisions: [{ type: "approve" }] };
+        expect(await client.runs.wait(threadId, graphId, { command: { resume: approve } })).not.toHaveProperty("__error__");
+        const ran = await answerTo(threadId, call.id);
+        expect(ran.next).toEqual([]);
+        expect(JSON.parse(ran.content)).toMatchObject({ order_id: "A-1002", amount_cents: 500 });
+        expect(ran.refunds).toEqual([{ order_id: "A-1002", amount_cents: 500, call_id: call.id }]);
+
+        // The same resume again finds nothing to approve: still one refund.
+        await client.runs.wait(threadId, graphId, { command: { resume: approve } });
+        expect((await answerTo(threadId, call.id)).refunds).toHaveLength(1);
+      });
+
+      it("an edit runs the call as edited, once", async () => {
+        const { threadId, call } = await haltedRefund(graphId);
+        const edit = { type: "edit", editedAction: { name: call.name, args: { ...call.args, amount_cents: 300 } } };
+        expect(await client.runs.wait(threadId, graphId, { command: { resume: { decisions: [edit] } } })).not.toHaveProperty("__error__");
+        const ran = await answerTo(threadId, call.id);
+        expect(ran.content).toMatch(/^Approved with edits: amount_cents\n/);
+        expect(ran.refunds).toEqual([{ order_id: "A-1002", amount_cents: 300, call_id: call.id }]);
+      });
+
+      it("a reject does not run the call, and says why", async () => {
+        const { threadId, call } = await haltedRefund(graphId);
+        const reject = { decisions: [{ type: "reject", message: "not today" }] };
+        expect(await client.runs.wait(threadId, graphId, { command: { resume: reject } })).not.toHaveProperty("__error__");
+        const refused = await answerTo(threadId, call.id);
+        // The kit answers "Rejected: <reason>"; the HITL middleware answers with the reason itself.
+        expect(refused.content).toMatch(/^(Rejected: )?not today$/);
+        expect(refused.refunds).toEqual([]);
+      });
     });
   },
 );

@@ -10,14 +10,16 @@ import {
   outcomeMessage,
   TOOL_GATE_KEY,
   type ToolGate,
-  toolGateOf,
   type ToolOutcome,
   type ToolRegistry,
 } from "../../tools/index.js";
-import { DEFAULT_REASON, NO_DECISION, readDecisions } from "../../gate/index.js";
+// Not re-exported by the tools folder: only the kit chooses between a run's gate and its own.
+import { runGateOf } from "../../tools/tool-gate.js";
+import { DEFAULT_REASON, NO_DECISION } from "../../gate/index.js";
 import type { MessagesState } from "../graph-state.js";
 import { RunGate } from "../run-gate.js";
 import { unansweredCalls } from "../tool-messages.js";
+import { resumeDecisions } from "./resume-decisions.js";
 
 /**
  * The value of the gate's interrupt: the pending calls, sensitive arguments masked (and, like the
@@ -40,7 +42,8 @@ export function isApprovalRequest(value: unknown): value is ApprovalRequest {
  * The gate's node. Under the run engine, the run's gate holds the decisions: a batch it was not
  * asked about pauses here with LangGraph's `interrupt()` (so the node works inside subgraphs and
  * whoever compiles the graph). Elsewhere (`langgraph dev`, a plain `graph.invoke`), decisions
- * come from `configurable.decisions` or the `Command({ resume })` value, read by one parser. Each
+ * come from `configurable.decisions` or the `Command({ resume })` value (tollgate's form, or the
+ * HITL middleware's by position), read by the gate's parsers. Each
  * approved call is invoked as a tool call; the tool itself checks the approval and claims the
  * ledger, so a call runs at most once and only as approved.
  */
@@ -49,7 +52,7 @@ export function createCallToolNode(registry: ToolRegistry, ledger: ExecutionLedg
     const pending = unansweredCalls(state.messages);
     // Nothing above has an effect, and nothing with one may move above: on a resume LangGraph runs
     // this node again from its first line, and `interrupt()` returns the resume value that time.
-    const gate = toolGateOf(config) ?? localGate(pending, config, ledger);
+    const gate = runGateOf(config) ?? localGate(pending, config, ledger);
     if (pending.length && !pending.some((c) => gate.covers(c.id!))) askPerson(pending);
     const messages: ToolMessage[] = [];
     // One by one, in the model's order: a person may approve some and reject others.
@@ -106,7 +109,7 @@ export function createCallToolNode(registry: ToolRegistry, ledger: ExecutionLedg
     // An empty config field (Studio's form) is no decisions at all, not an empty list of them.
     const raw: unknown = config.configurable?.decisions;
     const given = raw === null || raw === "" ? undefined : raw;
-    const read = readDecisions(given === undefined && pending.length ? askPerson(pending) : given);
+    const read = resumeDecisions(given === undefined && pending.length ? askPerson(pending) : given, pending, registry);
     const decisions: GateDecision[] = [];
     for (const call of pending) {
       const d = read.get(call.id!);

@@ -105,16 +105,27 @@ export async function startLangGraphDev(env: Record<string, string> = {}): Promi
   return { url, dataDir, output: () => out, stop };
 }
 
+/** The repository's `langgraph.json` (graph specs as `"./file:export"` or `{ path, description }`). */
+function readConfig(): { graphs: Record<string, string | { path: string; description?: string }>; env?: string } {
+  return JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "langgraph.json"), "utf8"));
+}
+
+/** The ids of the graphs `langgraph.json` serves in Studio, with each one's file and export. */
+export function studioGraphs(): Array<{ id: string; file: string; symbol: string }> {
+  return Object.entries(readConfig().graphs).map(([id, spec]) => {
+    const [file, symbol] = (typeof spec === "string" ? spec : spec.path).split(":");
+    return { id, file: file!, symbol: symbol! };
+  });
+}
+
 function writeConfigCopy(projectDir: string): string {
   // Relative to the copy: the API server does not take absolute graph paths.
   const fromCopy = (p: string) => path.relative(projectDir, path.resolve(REPO_ROOT, p));
-  const config = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "langgraph.json"), "utf8")) as {
-    graphs: Record<string, string>;
-    env?: string;
-  };
-  for (const [id, spec] of Object.entries(config.graphs)) {
-    const [file, symbol] = spec.split(":");
-    config.graphs[id] = `${fromCopy(file!)}:${symbol}`;
+  const config = readConfig();
+  for (const { id, file, symbol } of studioGraphs()) {
+    const spec = config.graphs[id]!;
+    const moved = `${fromCopy(file)}:${symbol}`;
+    config.graphs[id] = typeof spec === "string" ? moved : { ...spec, path: moved };
   }
   if (typeof config.env === "string") config.env = fromCopy(config.env);
   fs.mkdirSync(projectDir, { recursive: true });
