@@ -11,7 +11,7 @@ import { createApp } from "./server/index.js";
 import { LANGGRAPH_OPENAPI, langGraphApi, langGraphMeta, protocolUpgrade } from "./langgraph-api/index.js";
 import { type AnyStore, openStore, storeLocation, type StoreLocation } from "./store/index.js";
 import { createDemoToolsOn, type DemoTables, setupDemoTables, sqliteDemoTables, ToolRegistry, type TollgateTool, type ToolMeta } from "./tools/index.js";
-import { toolMetaWithoutHints, withoutHints } from "./tools/without-hints.js";
+import { withoutHints } from "./tools/without-hints.js";
 
 /** What `/langgraph/info` reports as the server's version. */
 const TOLLGATE_VERSION = "0.1.0";
@@ -130,7 +130,7 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
   const hints = o.mcpHints ?? true;
   const given = o.tools ? await o.tools(store) : team ? [] : createDemoToolsOn(await demoTablesOf(store));
   const own = hints ? given : given.map(withoutHints);
-  const found = specs.flatMap((s) => discoverTools(s.graph, { toolMeta: hints ? o.toolMeta : toolMetaWithoutHints(o.toolMeta) }));
+  const found = specs.flatMap((s) => discoverTools(s.graph, { toolMeta: o.toolMeta, mcpHints: hints }));
   // A graph's own copy of a tool cannot be swapped for a gated one: refused, so it never runs unasked.
   const trusting = hints ? undefined : found.find((t) => withoutHints(t) !== t);
   if (trusting) {

@@ -1,5 +1,6 @@
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { defineTool, isTollgateTool, type TollgateTool, type ToolMeta } from "../tools/index.js";
+import { isMcpTool } from "../tools/mcp-hints.js";
 
 export interface DiscoverOptions {
   /**
@@ -7,6 +8,8 @@ export interface DiscoverOptions {
    * in a ToolNode's list is replaced by its TollgateTool, so the gate holds for it too.
    */
   toolMeta?: Readonly<Record<string, ToolMeta>>;
+  /** Whether an MCP tool's hints may make it `read` (`createTollgate({ mcpHints })`); default true. */
+  mcpHints?: boolean;
 }
 
 const isPlainTool = (t: unknown): t is { name: string } =>
@@ -29,10 +32,15 @@ export function discoverTools(graph: unknown, opts: DiscoverOptions = {}): Tollg
   const found = new Map<string, TollgateTool>();
   const seen = new Set<unknown>();
   const wrapped = new Map<unknown, TollgateTool>();
-  /** A plain LangChain tool with metadata given for it: the tool list gets the wrapping TollgateTool instead. */
+  /**
+   * A plain LangChain tool with metadata given for it, or loaded from an MCP server (its hints
+   * decide its kind, so one nobody named still waits at the gate): the tool list gets the wrapping
+   * TollgateTool instead.
+   */
   const gated = (t: unknown): unknown => {
-    const meta = isPlainTool(t) ? opts.toolMeta?.[t.name] : undefined;
-    if (!meta) return t;
+    const given = isPlainTool(t) ? (opts.toolMeta?.[t.name] ?? (isMcpTool(t) ? {} : undefined)) : undefined;
+    if (!given) return t;
+    const meta: ToolMeta = given.kind || opts.mcpHints !== false ? given : { ...given, kind: "irreversible" };
     let w = wrapped.get(t);
     if (!w) wrapped.set(t, (w = defineTool(t as StructuredToolInterface, meta)));
     return w;
@@ -53,7 +61,7 @@ export function discoverTools(graph: unknown, opts: DiscoverOptions = {}): Tollg
     for (const key of ["bound", "func", "graph", "first", "last", "runnable"]) visit(o[key], depth + 1);
     // A ToolNode looks its tools up in this list at every call (LangGraph's and LangChain's both):
     // a plain tool swapped for its TollgateTool here holds the gate wherever the node calls it.
-    if (Array.isArray(o.tools) && opts.toolMeta) o.tools.forEach((t, i, list) => (list[i] = gated(t)));
+    if (Array.isArray(o.tools)) o.tools.forEach((t, i, list) => (list[i] = gated(t)));
     for (const key of ["tools", "steps", "middle"]) if (Array.isArray(o[key])) for (const t of o[key] as unknown[]) visit(t, depth + 1);
   };
   visit(graph, 0);

@@ -9,6 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { MultiServerMCPClient } from "@langchain/mcp-adapters";
+import type { StructuredToolInterface } from "@langchain/core/tools";
 import { createAgent, humanInTheLoopMiddleware } from "langchain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TollgateClient } from "../../src/client/index.js";
@@ -27,6 +28,7 @@ let dir: string;
 let logFile: string;
 let mcp: MultiServerMCPClient;
 let tools: TollgateTool[];
+let loaded: StructuredToolInterface[];
 
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), "tollgate-mcp-"));
@@ -44,7 +46,8 @@ beforeAll(async () => {
     },
   });
   // No kind given: each tool's MCP hints decide.
-  tools = (await mcp.getTools()).map((t) => defineTool(t));
+  loaded = await mcp.getTools();
+  tools = loaded.map((t) => defineTool(t));
 });
 afterAll(async () => {
   await mcp?.close();
@@ -116,6 +119,17 @@ describe("MCP tools behind tollgate", () => {
     // The same approval again is refused; the call does not run a second time.
     await expect(client.resume("refund", asked.interrupt_id, decision).collect()).rejects.toMatchObject({ status: expect.any(Number) });
     expect(refunds("A-1")).toEqual([{ refunded: "A-1", amount_cents: 300 }]);
+  });
+
+  it("an MCP tool put in a graph as loaded, named nowhere, is still gated: with no approval step it is refused", async () => {
+    const tg = await open({ graphs: { desk: createAgent({ model: model(), tools: loaded }) } });
+    const client = new TollgateClient({ baseUrl: "http://localhost", fetch: async (url, init) => tg.app.request(url, init) });
+    const events = await client.run("as-loaded", 'call refund_order {"order_id":"L-1","amount_cents":5}').collect();
+    expect(events.find((e) => e.type === "tool_call")).toMatchObject({ name: "refund_order", needs_approval: true });
+    expect(resultOf(events)).toMatchObject({ status: "rejected", error: "Rejected: no approval for this call" });
+    expect(refunds("L-1")).toEqual([]);
+    const read = await client.run("as-loaded-read", 'call lookup_order {"order_id":"A-1"}').collect();
+    expect(resultOf(read)).toMatchObject({ name: "lookup_order", status: "ok" });
   });
 
   it("rejected, the destructive tool never reaches the server", async () => {
