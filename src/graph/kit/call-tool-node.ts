@@ -17,6 +17,7 @@ import {
 import { runGateOf } from "../../tools/tool-gate.js";
 import { DEFAULT_REASON, NO_DECISION } from "../../gate/index.js";
 import type { MessagesState } from "../graph-state.js";
+import type { KitNode } from "./kit-node.js";
 import { RunGate } from "../run-gate.js";
 import { unansweredCalls } from "../tool-messages.js";
 import { resumeDecisions } from "./resume-decisions.js";
@@ -47,7 +48,7 @@ export function isApprovalRequest(value: unknown): value is ApprovalRequest {
  * approved call is invoked as a tool call; the tool itself checks the approval and claims the
  * ledger, so a call runs at most once and only as approved.
  */
-export function createCallToolNode(registry: ToolRegistry, ledger: ExecutionLedger) {
+export function createCallToolNode(registry: ToolRegistry, ledger: ExecutionLedger): KitNode {
   return async function call_tool(state: MessagesState, config: LangGraphRunnableConfig): Promise<{ messages: ToolMessage[] }> {
     const pending = unansweredCalls(state.messages);
     // Nothing above has an effect, and nothing with one may move above: on a resume LangGraph runs

@@ -2,6 +2,7 @@ import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { ToolMessage } from "@langchain/core/messages";
 import { closingOutcomes, MALFORMED_CALL_NAME, runToolCall, type ToolOutcome, type ToolRegistry, untilAborted, validateArgs } from "../../tools/index.js";
 import type { MessagesState } from "../graph-state.js";
+import type { KitNode } from "./kit-node.js";
 import { lastAssistant, outcomeMessage, unansweredCalls, unparsableError } from "../tool-messages.js";
 
 /**
@@ -9,7 +10,7 @@ import { lastAssistant, outcomeMessage, unansweredCalls, unparsableError } from 
  * cannot run anyway (unknown tool, malformed call, bad arguments). Valid irreversible calls are
  * left for the gate.
  */
-export function createToolsNode(registry: ToolRegistry) {
+export function createToolsNode(registry: ToolRegistry): KitNode {
   return async function tools(state: MessagesState, config: LangGraphRunnableConfig): Promise<{ messages: ToolMessage[] }> {
     const ai = lastAssistant(state.messages);
     const threadId = config.configurable?.thread_id as string | undefined;
