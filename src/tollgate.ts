@@ -11,6 +11,7 @@ import { createApp } from "./server/index.js";
 import { LANGGRAPH_OPENAPI, langGraphApi, langGraphMeta, protocolUpgrade } from "./langgraph-api/index.js";
 import { type AnyStore, openStore, storeLocation, type StoreLocation } from "./store/index.js";
 import { createDemoToolsOn, type DemoTables, setupDemoTables, sqliteDemoTables, ToolRegistry, type TollgateTool, type ToolMeta } from "./tools/index.js";
+import { refuseStudioGates } from "./tools/studio-gate.js";
 import { withoutHints } from "./tools/without-hints.js";
 
 /** What `/langgraph/info` reports as the server's version. */
@@ -93,6 +94,7 @@ export interface Tollgate {
  */
 export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
   const { config } = o;
+  refuseStudioGates();
   const clock = o.clock ?? systemClock;
   // Every line anything here logs is scrubbed of the configured secrets (and credential-shaped
   // strings) first: upstream errors echo API keys and bearer tokens.

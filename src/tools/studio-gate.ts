@@ -22,6 +22,18 @@ interface Claim {
  */
 const claimsBySaver = new WeakMap<object, Map<string, Claim>>();
 
+/** Set, on the global object, in a process that hosts a tollgate server (any copy of the package). */
+const SERVING = Symbol.for("tollgate.serving");
+
+/**
+ * Marks this process as a tollgate server's: from then on only a run's own gate counts. A call
+ * whose config lost the run's gate (a node that invoked a tool with a config of its own making)
+ * is refused rather than trusted on the checkpoint's resume, which bypasses the server's ledger.
+ */
+export function refuseStudioGates(): void {
+  (globalThis as Record<symbol, unknown>)[SERVING] = true;
+}
+
 /** What `studioGate` gives the tool: a `ToolGate`. */
 export interface StudioGate {
   permit(call: ResumedCall): { decision: { call_id: string; approved: boolean; name: string }; execute(work: () => Promise<ToolOutcome>): Promise<ToolOutcome> };
@@ -36,11 +48,12 @@ export interface StudioGate {
  * resumed: a call runs when LangGraph's `Command({ resume })` approved exactly it (id, tool, the
  * arguments as approved or edited), once per process; a rejection answers with its reason.
  * Nothing here enforces policies, four eyes, quorum or expiry: only a tollgate server does.
- * Undefined without a checkpointer: no resume can have been delivered, so nothing runs.
+ * Undefined without a checkpointer (no resume can have been delivered) and in a process that
+ * serves tollgate (see `refuseStudioGates`): then nothing runs.
  */
 export function studioGate(configurable: Record<string, unknown> | undefined): StudioGate | undefined {
   const saver = checkpointsOf(configurable);
-  if (!configurable || !saver) return undefined;
+  if (!configurable || !saver || (globalThis as Record<symbol, unknown>)[SERVING]) return undefined;
   const claims = claimsBySaver.get(saver) ?? new Map<string, Claim>();
   claimsBySaver.set(saver, claims);
   return {
