@@ -51,7 +51,9 @@ const LAYERS: Record<string, { rank: number; side: Side }> = {
   "src/serve.ts": { rank: 10, side: "server" }, // a Tollgate on a socket, with signal handling
   "src/command.ts": { rank: 10.5, side: "server" }, // the command's work for what it is handed: config, socket, exit codes
   // Entry files: nothing imports them.
-  "graphs/studio.ts": { rank: 11, side: "server" }, // LangGraph Studio's graph (langgraph.json)
+  "graphs/studio.ts": { rank: 11, side: "server" }, // LangGraph Studio's graphs (langgraph.json)
+  "graphs/studio-team-kit.ts": { rank: 11, side: "server" },
+  "graphs/studio-team-hitl.ts": { rank: 11, side: "server" },
   "src/main.ts": { rank: 11, side: "server" }, // the `tollgate` command
   "src/index.ts": { rank: 11, side: "server" }, // the package's server API (`import … from "tollgate"`)
   "src/testing": { rank: 11, side: "server" }, // the package's test kit (`tollgate/testing`)
@@ -336,7 +338,7 @@ describe("one-way layers", () => {
   });
 
   it("nothing imports an entry file: Studio's graph and the process entry stand alone", () => {
-    const entries = ["graphs/studio.ts", "src/main.ts", "src/index.ts", "src/testing/index.ts"];
+    const entries = ["graphs/studio.ts", "graphs/studio-team-kit.ts", "graphs/studio-team-hitl.ts", "src/main.ts", "src/index.ts", "src/testing/index.ts"];
     const importers = [...graph].filter(([, arrows]) => arrows.some((a) => entries.includes(a.to))).map(([f]) => f);
     expect(importers).toEqual([]);
   });
