@@ -19,6 +19,7 @@ export { checkGraphId, GRAPH_ID_PATTERN } from "./graph-id.js";
 export { type CompiledGraphLike, isCompiledGraph, isStateGraph } from "./graph-kinds.js";
 export { describeImportFailure, type GraphsFileEntry, loadGraphsFile, resolveGraphs, type ResolveGraphsOptions, type ServedGraphSpec } from "./load-graphs.js";
 export { messagesOf, pausedMessages } from "./paused-messages.js";
+export { type CheckpointSummary, checkpointOf } from "./checkpoint-summary.js";
 export { resumeInput, type RunInputValue } from "./resume-input.js";
 export { allowedDecisions, type HitlDecision, type HitlRequest, matchActions, readHitlRequest } from "./hitl.js";
 export { type ForkPoint, readForkPoint } from "./fork-point.js";

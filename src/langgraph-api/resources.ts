@@ -1,4 +1,5 @@
 import type { PastState, RunRow, ThreadRow, ThreadSnapshot } from "../runs/index.js";
+import type { CheckpointSummary } from "../graph/index.js";
 import { assistantIdOf } from "./assistant-id.js";
 import { interruptsOf } from "./hitl-value.js";
 import { type LangGraphMessage, toLangGraphMessage } from "../protocol/index.js";
@@ -63,7 +64,7 @@ export function threadState(s: ThreadSnapshot): Record<string, unknown> {
     values: valuesOf(s),
     next: tasks.map((x) => x.name),
     tasks,
-    metadata: { graph_id: t.graph_id, assistant_id: assistantIdOf(t.graph_id), thread_id: t.thread_id, ...(t.latest_run_id ? { run_id: t.latest_run_id } : {}) },
+    metadata: { graph_id: t.graph_id, assistant_id: assistantIdOf(t.graph_id), thread_id: t.thread_id, ...(t.latest_run_id ? { run_id: t.latest_run_id } : {}), ...stepOf(s.checkpoint) },
     created_at: s.checkpoint?.createdAt ?? null,
     checkpoint: checkpointConfig(t.thread_id, s.checkpoint?.id),
     parent_checkpoint: checkpointConfig(t.thread_id, s.checkpoint?.parentId),
@@ -76,11 +77,16 @@ export function pastState(s: PastState, threadId: string): Record<string, unknow
     values: { messages: s.messages.map(toLangGraphMessage) },
     next: s.next,
     tasks: [],
-    metadata: { thread_id: threadId },
+    metadata: { thread_id: threadId, ...stepOf(s.checkpoint) },
     created_at: s.checkpoint.createdAt ?? null,
     checkpoint: checkpointConfig(threadId, s.checkpoint.id),
     parent_checkpoint: checkpointConfig(threadId, s.checkpoint.parentId),
   };
+}
+
+/** LangGraph's step of the checkpoint, as its metadata names it (Studio's timeline shows it). */
+function stepOf(c: CheckpointSummary | undefined): { step?: number } {
+  return c?.step === undefined ? {} : { step: c.step };
 }
 
 function checkpointConfig(threadId: string, id: string | undefined) {

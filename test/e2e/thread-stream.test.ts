@@ -348,9 +348,13 @@ describe("commands", () => {
   it("lists checkpoints, and refuses a fork from before an approved refund, which the model could ask for again", async () => {
     const id = threadId("ts-fork");
     const interruptId = await refundAsked(id, "ts-f1");
-    const before = (await command(id, "state.listCheckpoints", { limit: 10 })).json as { type: string; result: { checkpoints: Array<{ id: string }> } };
+    const before = (await command(id, "state.listCheckpoints", { limit: 50 })).json as { type: string; result: { checkpoints: Array<{ id: string; step: number }> } };
     expect(before.type).toBe("success");
-    expect(before.result.checkpoints.length).toBeGreaterThan(0);
+    // LangGraph's own steps, newest first: the same the run-centric API's history shows.
+    const steps = before.result.checkpoints.map((c) => c.step);
+    const history = (await call(s.server.url, "POST", `/langgraph/threads/${id}/history`, { limit: 50 }, { authorization: "Bearer tok-alice-0001" })).json as Array<{ metadata: { step: number } }>;
+    expect(steps).toEqual(history.map((h) => h.metadata.step));
+    expect(steps).toEqual([...steps].sort((a, b) => b - a));
     s.model.push({ text: "Refunded." });
     await respond("tok-ops-000001", id, interruptId, { decisions: [{ type: "approve" }] });
     await readStream({ token: "tok-alice-0001", id, body: { channels: ["lifecycle"] }, until: ended(1), failure: "the refund's run did not end" });

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { Principal } from "../../auth/index.js";
 import type { AppDeps } from "../../http/index.js";
+import type { CheckpointSummary } from "../../graph/index.js";
 import { AppError, type ErrorCode } from "../../protocol/index.js";
 import { valuesOf } from "../resources.js";
 import type { RunCreate } from "../run-request.js";
@@ -169,8 +170,7 @@ async function stateGet(ctx: CommandContext, params: Record<string, unknown>): P
 
 async function listCheckpoints(ctx: CommandContext, params: Record<string, unknown>): Promise<Record<string, unknown>> {
   const limit = typeof params.limit === "number" && params.limit > 0 ? Math.min(params.limit, 1000) : 10;
-  type Summary = { id: string; createdAt?: string | undefined };
-  let listed: Summary[];
+  let listed: CheckpointSummary[];
   if (typeof params.before === "string") {
     listed = (await ctx.deps.threads.history(ctx.principal, ctx.threadId, { limit, before: params.before })).map((p) => p.checkpoint);
   } else {
@@ -179,7 +179,7 @@ async function listCheckpoints(ctx: CommandContext, params: Record<string, unkno
     const past = head && limit > 1 ? await ctx.deps.threads.history(ctx.principal, ctx.threadId, { limit: limit - 1, before: head.id }) : [];
     listed = head ? [head, ...past.map((p) => p.checkpoint)] : [];
   }
-  const checkpoints = listed.map((c, i) => ({ id: c.id, timestamp: c.createdAt ?? "", step: listed.length - 1 - i, metadata: {} }));
+  const checkpoints = listed.map((c) => ({ id: c.id, timestamp: c.createdAt ?? "", step: c.step ?? -1, metadata: {} }));
   return { checkpoints };
 }
 

@@ -1,5 +1,5 @@
 import type { BaseMessage } from "@langchain/core/messages";
-import { holdsInput, inputMessage, pausedMessages, runInputOf } from "../../graph/index.js";
+import { type CheckpointSummary, checkpointOf, holdsInput, inputMessage, pausedMessages, runInputOf } from "../../graph/index.js";
 import { AppError, type InterruptPayload, threadNotFound, type ThreadMessage, type ThreadView } from "../../protocol/index.js";
 import { toWire } from "../stream/wire-message.js";
 import type { ThreadRow } from "../../store/index.js";
@@ -12,7 +12,7 @@ export interface ThreadSnapshot {
   messages: Array<ThreadMessage & { id: string | undefined }>;
   pending: InterruptPayload | null;
   /** The checkpoint the messages come from; undefined before the thread's first. */
-  checkpoint: { id: string; parentId: string | undefined; createdAt: string | undefined } | undefined;
+  checkpoint: CheckpointSummary | undefined;
 }
 
 /** `GET /threads/:id`: status from the thread record, messages from the checkpoint, never from memory. */
@@ -42,13 +42,11 @@ export async function readThreadSnapshot(ctx: RunContext, threadId: string): Pro
   // Real values in the checkpoint; masked and scrubbed on their way out.
   const messages = shownMessages(ctx, history);
   const open = t.status === "waiting_human" && t.open_interrupt_id ? await ctx.store.interrupts.get(t.open_interrupt_id) : undefined;
-  const configurable = state.config?.configurable as { checkpoint_id?: string } | undefined;
-  const parent = state.parentConfig?.configurable as { checkpoint_id?: string } | undefined;
   return {
     row: t,
     messages,
     pending: open ? ctx.redactor.interrupt(interruptPayload(open)) : null,
-    checkpoint: configurable?.checkpoint_id ? { id: configurable.checkpoint_id, parentId: parent?.checkpoint_id, createdAt: state.createdAt } : undefined,
+    checkpoint: checkpointOf(state),
   };
 }
 
@@ -65,14 +63,9 @@ export async function readThreadHistory(ctx: RunContext, t: ThreadRow, o: { limi
   const past: PastState[] = [];
   const before = { configurable: { thread_id: t.thread_id, checkpoint_ns: "", checkpoint_id: o.before } };
   for await (const state of graph.getStateHistory({ configurable: { thread_id: t.thread_id, checkpoint_ns: "" } }, { limit: o.limit, before })) {
-    const id = (state.config?.configurable as { checkpoint_id?: string } | undefined)?.checkpoint_id;
-    if (!id) continue;
-    const parent = (state.parentConfig?.configurable as { checkpoint_id?: string } | undefined)?.checkpoint_id;
-    past.push({
-      messages: shownMessages(ctx, pausedMessages(state).all),
-      checkpoint: { id, parentId: parent, createdAt: state.createdAt },
-      next: [...state.next],
-    });
+    const checkpoint = checkpointOf(state);
+    if (!checkpoint) continue;
+    past.push({ messages: shownMessages(ctx, pausedMessages(state).all), checkpoint, next: [...state.next] });
   }
   return past;
 }
@@ -81,11 +74,10 @@ export async function readThreadHistory(ctx: RunContext, t: ThreadRow, o: { limi
 export async function readThreadStateAt(ctx: RunContext, t: ThreadRow, checkpointId: string): Promise<PastState | undefined> {
   const graph = ctx.graphs.forThread(t.graph_id).graph;
   const state = await graph.getState({ configurable: { thread_id: t.thread_id, checkpoint_ns: "", checkpoint_id: checkpointId } }, { subgraphs: true });
-  const id = (state.config?.configurable as { checkpoint_id?: string } | undefined)?.checkpoint_id;
+  const checkpoint = checkpointOf(state);
   // A checkpoint the thread does not have reads as an empty state, with no time of its own.
-  if (state.createdAt === undefined || id !== checkpointId) return undefined;
-  const parent = (state.parentConfig?.configurable as { checkpoint_id?: string } | undefined)?.checkpoint_id;
-  return { messages: shownMessages(ctx, pausedMessages(state).all), checkpoint: { id, parentId: parent, createdAt: state.createdAt }, next: [...state.next] };
+  if (state.createdAt === undefined || checkpoint?.id !== checkpointId) return undefined;
+  return { messages: shownMessages(ctx, pausedMessages(state).all), checkpoint, next: [...state.next] };
 }
 
 /** Checkpointed messages as people see them: masked and scrubbed, each with its id. */
