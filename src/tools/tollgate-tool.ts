@@ -3,7 +3,7 @@ import { ToolMessage } from "@langchain/core/messages";
 import { StructuredTool, type StructuredToolInterface, type ToolRunnableConfig } from "@langchain/core/tools";
 import type { ApprovalPolicy } from "../protocol/index.js";
 import { maskValues, sensitiveValues } from "./mask-args.js";
-import { kindFromHints } from "./mcp-hints.js";
+import { isMcpTool, kindFromHints } from "./mcp-hints.js";
 import { closingOutcomes, DEFAULT_REASON, NO_DECISION, outcomeMessage } from "./outcome-message.js";
 import { callOwnCode, innerConfig, runInner, untilAborted } from "./run-tool-call.js";
 import type { ToolOutcome } from "./tool-outcome.js";
@@ -194,7 +194,16 @@ export class TollgateTool extends StructuredTool {
     const { preview } = permit.decision;
     const withPreview = preview === undefined ? config : { ...config, configurable: { ...config.configurable, [PREVIEW_KEY]: preview } };
     // Masked before the ledger keeps the outcome: what it answers again later is what people may see.
-    const settled = permit.execute(async () => ({ ...this.maskedOutcome(await runInner(this.inner, call, { config: withPreview, signal, parent: { run } }), call.args, config), ...edited }));
+    const settled = permit.execute(async () => {
+      try {
+        return { ...this.maskedOutcome(await runInner(this.inner, call, { config: withPreview, signal, parent: { run } }), call.args, config), ...edited };
+      } catch (err) {
+        // An MCP server told to stop may have done part of the work already (its cancel is advisory):
+        // not "not executed", but unknown, and never sent again.
+        if (signal?.aborted && isMcpTool(this.inner)) return closingOutcomes.outcomeUnknown();
+        throw err;
+      }
+    });
     return answer(call, id, await untilAborted(settled, signal));
   }
 

@@ -162,5 +162,8 @@ describe("MCP tools behind tollgate", () => {
     expect(last(await within(run, { ms: 10_000, failure: "the cancelled run did not end" }))).toMatchObject({ type: "cancelled" });
     await client.resume("cancel-refund", asked.interrupt_id, decision).collect().catch(() => undefined);
     expect(readLog(logFile).filter((e) => "started" in e && e.started === "R-2")).toHaveLength(1);
+    // The server had started it: what it did before stopping is unknown, not "not executed".
+    const { messages } = await client.getThread("cancel-refund");
+    expect(messages.filter((m) => m.role === "tool").map((m) => m.content)).toEqual(["Error: outcome unknown"]);
   });
 });
