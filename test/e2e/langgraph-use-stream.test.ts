@@ -5,7 +5,7 @@
  * `@langchain/react` (test/fixtures/react-stream-page, answering through `respond`). Each page is
  * bundled here with esbuild and served from an origin of its own, listed in CORS_ORIGINS, as a
  * team's frontend would be. Tokens stream into the page, the approval appears from the hook's
- * `interrupt`, approving from the page runs the refund once, and each message shows once.
+ * `interrupt`, approving from the page runs the refund once (an edit with the edited amount), rejecting never runs it, and each message shows once.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -95,7 +95,7 @@ describe.skipIf(skip).each(HOOKS)("useStream of $hook in Chromium against /langg
     expect(s.db.rows("refunds", "call_id = ?", "us-r1")).toHaveLength(0);
 
     s.model.push({ text: "Refunded $7.00." });
-    await tab.getByRole("button", { name: "Approve" }).click();
+    await tab.getByRole("button", { name: "Approve", exact: true }).click();
     await expect.poll(() => tab.getByTestId("message-ai").last().textContent(), { timeout: 10_000, message: "the answer after the approval did not appear" }).toBe("Refunded $7.00.");
     await approval.waitFor({ state: "detached", timeout: 10_000 });
     expect(await tab.getByTestId("message-tool").textContent()).toContain("A-1001");
@@ -106,5 +106,38 @@ describe.skipIf(skip).each(HOOKS)("useStream of $hook in Chromium against /langg
     expect(await tab.getByTestId("error").count()).toBe(0);
     await expect.poll(() => tab.getByTestId("loading").textContent(), { timeout: 10_000, message: "the hook did not see the stream end" }).toBe("idle");
     await tab.screenshot({ path: path.join(REPO_ROOT, `test-output/screenshots/${shot}`) });
+  });
+
+  it("an edit from the hook runs the refund once, with the edited amount", async () => {
+    const tab: Page = await (await browser.newContext()).newPage();
+    s.model.push({ text: "Refunding.", toolCalls: [{ id: "us-e1", name: "refund_order", args: { order_id: "A-1003", amount_cents: 900, reason: "late" } }] });
+    await tab.goto(`${origin}/?api=${encodeURIComponent(`${s.server.url}/langgraph`)}`);
+    await tab.getByLabel("Message").fill("refund A-1003");
+    await tab.getByRole("button", { name: "Send" }).click();
+    const approval = tab.getByTestId("approval");
+    await approval.waitFor({ timeout: 10_000 });
+    s.model.push({ text: "Refunded $3.00." });
+    await tab.getByRole("button", { name: "Approve $3" }).click();
+    await expect.poll(() => tab.getByTestId("message-ai").last().textContent(), { timeout: 10_000, message: "the answer after the edit did not appear" }).toBe("Refunded $3.00.");
+    expect(await tab.getByTestId("message-tool").textContent()).toContain("amount_cents");
+    expect(s.db.rows("refunds", "call_id = ?", "us-e1")).toMatchObject([{ amount_cents: 300 }]);
+    expect(await tab.getByTestId("error").count()).toBe(0);
+  });
+
+  it("rejecting from the hook never runs the refund, and the model reads the person's reason", async () => {
+    const tab: Page = await (await browser.newContext()).newPage();
+    s.model.push({ text: "Refunding.", toolCalls: [{ id: "us-x1", name: "refund_order", args: { order_id: "A-1002", amount_cents: 300, reason: "late" } }] });
+    await tab.goto(`${origin}/?api=${encodeURIComponent(`${s.server.url}/langgraph`)}`);
+    await tab.getByLabel("Message").fill("refund the other one");
+    await tab.getByRole("button", { name: "Send" }).click();
+    const approval = tab.getByTestId("approval");
+    await approval.waitFor({ timeout: 10_000 });
+    s.model.push({ text: "Understood, no refund." });
+    await tab.getByRole("button", { name: "Reject" }).click();
+    await expect.poll(() => tab.getByTestId("message-ai").last().textContent(), { timeout: 10_000, message: "the answer after the rejection did not appear" }).toBe("Understood, no refund.");
+    await approval.waitFor({ state: "detached", timeout: 10_000 });
+    expect(await tab.getByTestId("message-tool").textContent()).toBe("Rejected: not this one");
+    expect(s.db.rows("refunds", "call_id = ?", "us-x1")).toHaveLength(0);
+    expect(await tab.getByTestId("error").count()).toBe(0);
   });
 });
