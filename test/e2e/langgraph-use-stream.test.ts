@@ -5,7 +5,8 @@
  * `@langchain/react` (test/fixtures/react-stream-page, answering through `respond`). Each page is
  * bundled here with esbuild and served from an origin of its own, listed in CORS_ORIGINS, as a
  * team's frontend would be. Tokens stream into the page, the approval appears from the hook's
- * `interrupt`, approving from the page runs the refund once (an edit with the edited amount), rejecting never runs it, and each message shows once.
+ * `interrupt`, approving from the page runs the refund once (an edit with the edited amount), rejecting never runs it, stopping cancels the run and the model's request, and each message
+ * shows once.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -15,6 +16,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assertBrowserAvailable, browserAvailable, launchChromium, skipBrowserSuite } from "../helpers/browser.js";
 import { REPO_ROOT } from "../helpers/server-process.js";
+import { within } from "../helpers/within.js";
 import { expectNoStackTraces, type Stack, startStack } from "./support.js";
 
 const avail = browserAvailable();
@@ -122,6 +124,21 @@ describe.skipIf(skip).each(HOOKS)("useStream of $hook in Chromium against /langg
     expect(await tab.getByTestId("message-tool").textContent()).toContain("amount_cents");
     expect(s.db.rows("refunds", "call_id = ?", "us-e1")).toMatchObject([{ amount_cents: 300 }]);
     expect(await tab.getByTestId("error").count()).toBe(0);
+  });
+
+  it("stopping from the hook cancels the run on the server, the model's request with it", async () => {
+    const tab: Page = await (await browser.newContext()).newPage();
+    s.model.push({ hang: true, text: "Working on it" });
+    await tab.goto(`${origin}/?api=${encodeURIComponent(`${s.server.url}/langgraph`)}`);
+    await tab.getByLabel("Message").fill("take your time");
+    await tab.getByRole("button", { name: "Send" }).click();
+    await expect.poll(async () => (await tab.getByTestId("message-ai").last().textContent())?.startsWith("Working"), { timeout: 10_000, message: "the first tokens did not appear" }).toBe(true);
+    const request = s.model.requests.at(-1)!;
+    await tab.getByRole("button", { name: "Stop" }).click();
+    await within(request.closed, { ms: 10_000, failure: "the model's HTTP request was not cancelled by the hook's stop()" });
+    const threadId = (await tab.getByTestId("thread").textContent())!;
+    await expect.poll(() => s.db.rows("threads", "thread_id = ?", threadId)[0]?.last_outcome, { timeout: 10_000, message: "the thread was not recorded as cancelled" }).toBe("cancelled");
+    await expect.poll(() => tab.getByTestId("loading").textContent(), { timeout: 10_000, message: "the hook did not see the run end" }).toBe("idle");
   });
 
   it("rejecting from the hook never runs the refund, and the model reads the person's reason", async () => {
