@@ -6,7 +6,7 @@
  * bundled here with esbuild and served from an origin of its own, listed in CORS_ORIGINS, as a
  * team's frontend would be. Tokens stream into the page, the approval appears from the hook's
  * `interrupt`, approving from the page runs the refund once (an edit with the edited amount), rejecting never runs it, stopping cancels the run and the model's request, and each message
- * shows once.
+ * shows once. Signed in, two of finance approve a quorum refund from their own pages.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assertBrowserAvailable, browserAvailable, launchChromium, skipBrowserSuite } from "../helpers/browser.js";
 import { REPO_ROOT } from "../helpers/server-process.js";
 import { within } from "../helpers/within.js";
-import { expectNoStackTraces, type Stack, startStack } from "./support.js";
+import { call, expectNoStackTraces, type Stack, startStack } from "./support.js";
 
 const avail = browserAvailable();
 const skip = skipBrowserSuite("langgraph-use-stream", avail);
@@ -156,5 +156,65 @@ describe.skipIf(skip).each(HOOKS)("useStream of $hook in Chromium against /langg
     expect(await tab.getByTestId("message-tool").textContent()).toBe("Rejected: not this one");
     expect(s.db.rows("refunds", "call_id = ?", "us-x1")).toHaveLength(0);
     expect(await tab.getByTestId("error").count()).toBe(0);
+  });
+});
+
+const FINANCE = [
+  ["tok-fin-000001", { sub: "fin1", roles: ["finance"] }],
+  ["tok-fin-000002", { sub: "fin2", roles: ["finance"] }],
+] as const;
+const SIGNED_IN = { AUTH_TOKENS: JSON.stringify({ "tok-alice-0001": { sub: "alice", roles: ["user"] }, ...Object.fromEntries(FINANCE) }), AUTH_ROLES: "finance" };
+
+describe.skipIf(skip).each(HOOKS)("useStream of $hook, signed in, against a quorum", ({ fixture }) => {
+  let signed: Stack;
+  let pageServer: http.Server;
+  let pageOrigin: string;
+  let chromium: Browser;
+  beforeAll(async () => {
+    assertBrowserAvailable(avail);
+    pageServer = await servePage(fixture);
+    pageOrigin = `http://127.0.0.1:${(pageServer.address() as AddressInfo).port}`;
+    [signed, chromium] = await Promise.all([startStack({ ...SIGNED_IN, CORS_ORIGINS: pageOrigin }), launchChromium()]);
+  }, 60_000);
+  afterAll(async () => {
+    expectNoStackTraces(signed.server);
+    await chromium?.close();
+    await signed?.stop();
+    await new Promise((r) => pageServer?.close(r));
+  });
+
+  /** The page as `token`'s person sees it, on `thread` if given. */
+  async function pageOf(token: string, thread?: string): Promise<Page> {
+    const tab = await (await chromium.newContext()).newPage();
+    const query = new URLSearchParams({ api: `${signed.server.url}/langgraph`, token, ...(thread ? { thread } : {}) });
+    await tab.goto(`${pageOrigin}/?${query}`);
+    return tab;
+  }
+
+  it("two of finance approve from their own pages: the first leaves it waiting, the second runs the refund once", async () => {
+    signed.model.push({ text: "This one needs finance.", toolCalls: [{ id: "us-q1", name: "refund_order", args: { order_id: "A-1003", amount_cents: 60_000, reason: "damaged" } }] });
+    const alice = await pageOf("tok-alice-0001");
+    await alice.getByLabel("Message").fill("refund the broken one");
+    await alice.getByRole("button", { name: "Send" }).click();
+    await alice.getByTestId("approval").waitFor({ timeout: 10_000 });
+    const threadId = (await alice.getByTestId("thread").textContent())!;
+    const approvalsOf = async () => {
+      const view = await call(signed.server.url, "GET", `/threads/${threadId}`, undefined, { authorization: "Bearer tok-alice-0001" });
+      return (view.json.pending?.calls?.[0]?.approvals ?? []).map((a: { by: string }) => a.by);
+    };
+
+    const fin1 = await pageOf(FINANCE[0][0], threadId);
+    await fin1.getByTestId("approval").waitFor({ timeout: 10_000 });
+    await fin1.getByRole("button", { name: "Approve", exact: true }).click();
+    await expect.poll(approvalsOf, { timeout: 10_000, message: "fin1's approval was not recorded" }).toEqual(["fin1"]);
+    expect(signed.db.rows("refunds", "call_id = ?", "us-q1")).toHaveLength(0);
+
+    signed.model.push({ text: "Refunded after two approvals." });
+    const fin2 = await pageOf(FINANCE[1][0], threadId);
+    await fin2.getByTestId("approval").waitFor({ timeout: 10_000 });
+    await fin2.getByRole("button", { name: "Approve", exact: true }).click();
+    await expect.poll(() => fin2.getByTestId("message-ai").last().textContent(), { timeout: 10_000, message: "the answer after the second approval did not reach fin2's page" }).toBe("Refunded after two approvals.");
+    expect(signed.db.rows("refunds", "call_id = ?", "us-q1")).toHaveLength(1);
+    expect(await fin2.getByTestId("error").count()).toBe(0);
   });
 });
