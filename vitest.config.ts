@@ -43,6 +43,7 @@ const ON_POSTGRES = [
   "react-session",
   "reconnect",
   "secrets",
+  "slack-approvals",
   "thread-stream",
   "webhooks",
   "your-graphs",

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ANONYMOUS, type AuthSettings, type Principal, ROLES } from "./auth/index.js";
+import { ANONYMOUS, type AuthSettings, type DirectoryEntry, type Principal, ROLES } from "./auth/index.js";
 import { formatIssues } from "./protocol/index.js";
 import { LOG_LEVELS, type LogLevel } from "./logger.js";
 
@@ -8,28 +8,32 @@ export class ConfigError extends Error {
   override name = "ConfigError";
 }
 
-const authTokens = z
-  .string()
-  .transform((text, ctx) => {
-    try {
-      return JSON.parse(text) as unknown;
-    } catch {
-      ctx.addIssue({ code: "custom", message: "is not valid JSON" });
-      return z.NEVER;
-    }
-  })
-  .pipe(
-    z.record(
-      z.string().min(8, "a token must be at least 8 characters"),
-      z.object({
-        // `anonymous` owns every thread made with auth off: no real principal may be it.
-        sub: z.string().min(1).max(256).refine((sub) => sub !== ANONYMOUS.sub, "the sub 'anonymous' is reserved"),
-        // The contract's roles or AUTH_ROLES' (checked once both are read).
-        roles: z.array(z.string().min(1).max(64)),
-      }),
-      { error: 'must map tokens to principals: {"<token>": {"sub": "alice", "roles": ["user"]}}' },
-    ),
-  );
+const json = z.string().transform((text, ctx) => {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    ctx.addIssue({ code: "custom", message: "is not valid JSON" });
+    return z.NEVER;
+  }
+});
+
+/** A principal as AUTH_TOKENS and AUTH_DIRECTORY declare it, with how the channels reach it. */
+const principalEntry = z.object({
+  // `anonymous` owns every thread made with auth off: no real principal may be it.
+  sub: z.string().min(1).max(256).refine((sub) => sub !== ANONYMOUS.sub, "the sub 'anonymous' is reserved"),
+  // The contract's roles or AUTH_ROLES' (checked once both are read).
+  roles: z.array(z.string().min(1).max(64)),
+  slack_user: z.string().regex(/^[UW][A-Z0-9]{2,31}$/, "a Slack user id is U… or W…").optional(),
+  email: z.string().email().max(320).optional(),
+});
+
+const authTokens = json.pipe(
+  z.record(z.string().min(8, "a token must be at least 8 characters"), principalEntry, {
+    error: 'must map tokens to principals: {"<token>": {"sub": "alice", "roles": ["user"]}}',
+  }),
+);
+
+const authDirectory = json.pipe(z.array(principalEntry, { error: 'must be a JSON array: [{"sub": "fin1", "roles": ["approver"], "slack_user": "U0FIN1"}]' }));
 
 const intFrom = (def: number, min: number) => z.coerce.number().int().min(min).default(def);
 /** Seconds a timer may wait: Node fires any longer delay after 1 ms (2^31-1 ms is its limit). */
@@ -100,6 +104,25 @@ export const envSchema = z.object({
     .describe(
       'JSON: static bearer tokens → principals, `{"<token>": {"sub": "alice", "roles": ["user"]}}` (tokens of 8+ characters). With neither this nor `AUTH_JWKS_URL`, auth is off: every request is `anonymous` with every role',
     ),
+  AUTH_DIRECTORY: authDirectory
+    .optional()
+    .describe(
+      'JSON: who Slack and email may reach when JWTs are used, `[{"sub": "fin1", "roles": ["approver"], "slack_user": "U0FIN1", "email": "fin1@example.com"}]`. A channel decision takes the roles of this entry (or the `AUTH_TOKENS` one), never a JWT\'s',
+    ),
+  SLACK_BOT_TOKEN: z.string().min(1).optional().describe("the Slack app's bot token (`xoxb-…`, scope `chat:write`): approval requests are posted to `SLACK_CHANNEL`. Needs `SLACK_SIGNING_SECRET`"),
+  SLACK_SIGNING_SECRET: z.string().min(1).optional().describe("the Slack app's signing secret: `POST /integrations/slack/interactivity` refuses a request not signed with it. Needs `SLACK_BOT_TOKEN`"),
+  SLACK_CHANNEL: z.string().min(1).optional().describe("the Slack channel id approval requests go to (`C…`); required with `SLACK_BOT_TOKEN`"),
+  SLACK_API_URL: z
+    .string()
+    .url()
+    .default("https://slack.com/api/")
+    .describe("the Slack Web API base: methods are POSTed to `<SLACK_API_URL><method>` (`@slack/web-api`'s `slackApiUrl`)"),
+  PUBLIC_URL: z
+    .string()
+    .url()
+    .optional()
+    .describe("the server's address as people reach it (`https://tollgate.example.com`): Slack messages link to the thread's page there; email links need it"),
+  CHANNEL_MAX_ATTEMPTS: intFrom(12, 1).describe("attempts per Slack or email delivery before it is marked failed (logged, counted) and the thread's next one goes"),
   AUTH_JWKS_URL: z.string().url().optional().describe("JWTs from your identity provider, verified against this JWKS (needs `AUTH_AUDIENCE`)"),
   AUTH_ISSUER: z.string().min(1).optional().describe("a JWT's `iss` must equal this, when set"),
   AUTH_AUDIENCE: z.string().min(1).optional().describe("a JWT's `aud` must include this; required with `AUTH_JWKS_URL`"),
@@ -239,6 +262,14 @@ export interface Config {
   graphsFile: string | undefined;
   /** Approval webhooks; undefined when APPROVAL_WEBHOOK_URL is unset. */
   webhook: WebhookSettings | undefined;
+  /** Who the channels (Slack, email) may reach: AUTH_TOKENS' principals and AUTH_DIRECTORY's. */
+  directory: DirectoryEntry[];
+  /** PUBLIC_URL without a trailing slash: where people reach the page; undefined: channels link nowhere. */
+  publicUrl: string | undefined;
+  /** Slack approvals; undefined when SLACK_BOT_TOKEN is unset. */
+  slack: SlackSettings | undefined;
+  /** How channel deliveries are retried (the webhook's timing, CHANNEL_MAX_ATTEMPTS). */
+  channelDelivery: Omit<WebhookSettings, "url" | "secret">;
   /** LangSmith tracing asked for (LANGSMITH_TRACING and its aliases = "true"): runs are traced, masked (ops/tracing.ts). */
   logLevel: LogLevel;
   tracing: boolean;
@@ -283,6 +314,13 @@ export interface WebhookSettings {
   retentionMs: number;
 }
 
+export interface SlackSettings {
+  botToken: string;
+  signingSecret: string;
+  channel: string;
+  apiUrl: string;
+}
+
 const WILDCARD = /^(0\.0\.0\.0|::|\[::\])$/;
 const list = (v: string | undefined) => (v ?? "").split(",").map((x) => x.trim()).filter(Boolean);
 /** `[::1]` and `::1` name the same host; the Host header carries the bracketed form. */
@@ -320,12 +358,24 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   }
   const e = parsed.data;
   const roles = [...ROLES, ...(e.AUTH_ROLES ?? [])];
-  for (const principal of Object.values(e.AUTH_TOKENS ?? {})) {
-    const unknown = principal.roles.find((r) => !roles.includes(r));
-    // The principal's name, not its token: tokens are never printed.
-    if (unknown) throw new ConfigError(`invalid configuration: AUTH_TOKENS gives '${principal.sub}' the role '${unknown.slice(0, 64)}', which is neither a built-in role nor in AUTH_ROLES`);
+  for (const [name, entries] of [["AUTH_TOKENS", Object.values(e.AUTH_TOKENS ?? {})], ["AUTH_DIRECTORY", e.AUTH_DIRECTORY ?? []]] as const) {
+    for (const principal of entries) {
+      const unknown = principal.roles.find((r) => !roles.includes(r));
+      // The principal's name, not its token: tokens are never printed.
+      if (unknown) throw new ConfigError(`invalid configuration: ${name} gives '${principal.sub}' the role '${unknown.slice(0, 64)}', which is neither a built-in role nor in AUTH_ROLES`);
+    }
   }
-  const tokens = e.AUTH_TOKENS ? new Map<string, Principal>(Object.entries(e.AUTH_TOKENS)) : undefined;
+  // A request's principal is its sub and roles; how channels reach it lives in the directory.
+  const tokens = e.AUTH_TOKENS ? new Map<string, Principal>(Object.entries(e.AUTH_TOKENS).map(([t, p]) => [t, { sub: p.sub, roles: p.roles }])) : undefined;
+  const directory: DirectoryEntry[] = [...Object.values(e.AUTH_TOKENS ?? {}), ...(e.AUTH_DIRECTORY ?? [])];
+  // Half a Slack app would post buttons nobody can press, or take clicks it cannot answer.
+  if (!!e.SLACK_BOT_TOKEN !== !!e.SLACK_SIGNING_SECRET) {
+    throw new ConfigError("SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET go together: the token posts requests, the secret verifies the clicks");
+  }
+  if (e.SLACK_BOT_TOKEN && !e.SLACK_CHANNEL) throw new ConfigError("SLACK_BOT_TOKEN needs SLACK_CHANNEL: the channel id approval requests go to");
+  const slack: SlackSettings | undefined = e.SLACK_BOT_TOKEN
+    ? { botToken: e.SLACK_BOT_TOKEN, signingSecret: e.SLACK_SIGNING_SECRET!, channel: e.SLACK_CHANNEL!, apiUrl: e.SLACK_API_URL.replace(/\/?$/, "/") }
+    : undefined;
   const auth: AuthSettings = {
     ...(tokens?.size ? { tokens } : {}),
     ...(e.AUTH_JWKS_URL
@@ -384,6 +434,17 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     sealingKey: e.SEALING_KEY,
     graphsFile: e.TOLLGATE_GRAPHS,
     webhook,
+    directory,
+    publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ""),
+    slack,
+    channelDelivery: {
+      maxAttempts: e.CHANNEL_MAX_ATTEMPTS,
+      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+      backoffBaseMs: e.WEBHOOK_BACKOFF_BASE_MS,
+      backoffCapMs: Math.max(e.WEBHOOK_BACKOFF_CAP_MS, e.WEBHOOK_BACKOFF_BASE_MS),
+      sweepMs: e.WEBHOOK_SWEEP_MS,
+      retentionMs: e.WEBHOOK_RETENTION_HOURS * 3_600_000,
+    },
     logLevel: e.LOG_LEVEL,
     tracing: tracingRequested(env),
     langsmith: { endpoint: e.LANGSMITH_ENDPOINT, apiKey: e.LANGSMITH_API_KEY, project: e.LANGSMITH_PROJECT, workspaceId: e.LANGSMITH_WORKSPACE_ID },
@@ -398,7 +459,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       requestTimeoutMs: Math.round(e.REQUEST_TIMEOUT_SECONDS * 1000),
       maxConnections: e.MAX_CONNECTIONS,
     },
-    secrets: [e.OPENAI_API_KEY, e.LANGSMITH_API_KEY, e.SEALING_KEY?.toString("base64"), databasePassword(e.DATABASE_URL), e.APPROVAL_WEBHOOK_SECRET, ...(tokens?.keys() ?? [])].filter(
+    secrets: [e.OPENAI_API_KEY, e.LANGSMITH_API_KEY, e.SEALING_KEY?.toString("base64"), databasePassword(e.DATABASE_URL), e.APPROVAL_WEBHOOK_SECRET, e.SLACK_BOT_TOKEN, e.SLACK_SIGNING_SECRET, ...(tokens?.keys() ?? [])].filter(
       (v): v is string => v !== undefined && v !== "",
     ),
   };

@@ -4,7 +4,8 @@ import { type Config, ConfigError } from "./config.js";
 import { jsonLogger, type Logger } from "./logger.js";
 import { chatModelName, createModel } from "./model/index.js";
 import { createSecretScrubber, createTracing, keySealer, NO_SEALER, sealingKeyFile, type Tracing, Metrics, NO_TRACING, scrubbingLogger, type SecretScrubber, skipIdleRunTrees, WebhookDispatcher, type WebhookOutcome } from "./ops/index.js";
-import { Access, createAuthenticator } from "./auth/index.js";
+import { Access, createAuthenticator, Directory } from "./auth/index.js";
+import { createSlackFace } from "./channels/slack/index.js";
 import { type AgentFactory, discoverTools, GraphCatalog, loadGraphsFile, resolveGraphs, servedGraph, type ServedGraph } from "./graph/index.js";
 import { createRunContext, ExpiryCloser, LeaseKeeper, RunAdmission, RunService, ThreadService } from "./runs/index.js";
 import { createApp } from "./server/index.js";
@@ -155,7 +156,7 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
     graphs: new GraphCatalog(served),
     store,
     registry,
-    settings: { approvalTtlMs: config.approvalTtlMs, approvalEscalateMs: config.approvalEscalateMs, maxRounds: config.maxRounds, eventRetentionRuns: config.eventRetentionRuns, webhooks: !!config.webhook },
+    settings: { approvalTtlMs: config.approvalTtlMs, approvalEscalateMs: config.approvalEscalateMs, maxRounds: config.maxRounds, eventRetentionRuns: config.eventRetentionRuns, webhooks: !!config.webhook, channels: config.slack ? ["slack"] : [] },
     log,
     access,
     scrubber,
@@ -194,9 +195,26 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
       })
     : undefined;
   webhooks?.start();
+  const threads = new ThreadService(ctx);
+  // Slack only when configured: its own outbox lane, so a dead webhook holds no message back.
+  const slack = config.slack
+    ? createSlackFace({ slack: config.slack, timeoutMs: config.channelDelivery.timeoutMs, directory: new Directory(config.directory), runs, threads, access, log, metrics, now: () => clock.now(), pageUrl: config.publicUrl })
+    : undefined;
+  const slackDelivery = slack
+    ? new WebhookDispatcher({
+        ...config.channelDelivery,
+        outbox: store.webhooks,
+        lane: slack.lane,
+        send: slack.send,
+        log: log.child({ channel: "slack" }),
+        now: () => clock.now(),
+        onOutcome: (outcome) => metrics.channelDelivery("slack", outcome),
+      })
+    : undefined;
+  slackDelivery?.start();
   const appDeps = {
     runs,
-    threads: new ThreadService(ctx),
+    threads,
     auth,
     access,
     edge: { allowedHosts: limits.allowedHosts, corsOrigins: limits.corsOrigins },
@@ -205,6 +223,7 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
     metrics,
     heartbeatMs: config.heartbeatMs,
     databaseReadable: () => store.readable(),
+    ...(slack ? { integrations: slack.routes } : {}),
   };
   const app = createApp({ ...appDeps, langgraph: { meta: langGraphMeta(TOLLGATE_VERSION), api: langGraphApi(appDeps), openapi: LANGGRAPH_OPENAPI } });
   return {
@@ -222,6 +241,7 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
       await runs.shutdown();
       await expiry.stop();
       await webhooks?.stop();
+      await slackDelivery?.stop();
       await leases.stop();
       await tracing.flush(); // what the last runs traced, before the process goes
       await store.close();

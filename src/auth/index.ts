@@ -5,3 +5,6 @@ export type { ThreadFacts } from "./access.js";
 export { createAuthenticator } from "./authenticator.js";
 export type { Authenticator, AuthSettings } from "./authenticator.js";
 export type { JwtSettings } from "./jwt-verifier.js";
+export type { CallPolicy } from "./access.js";
+export { Directory } from "./directory.js";
+export type { DirectoryEntry } from "./directory.js";

@@ -32,6 +32,8 @@ export const refusals = {
   /** The interrupt changed between the edit's check and the gate's transaction: take the request again. */
   editCheckedElsewhere: () => new AppError("thread_busy", "The interrupt changed while the edit was checked; try again"),
   racing: () => new AppError("thread_busy", "Other decisions on this interrupt keep landing at the same time; try again"),
+  /** A Slack user or an address that no directory entry names: it maps to no principal, so it can decide nothing. */
+  unknownChannelUser: () => new AppError("forbidden", "You are not in tollgate's directory of principals, so you can decide nothing here"),
   /**
    * An approval or edit that names no version, or another one, of a call edited since: it would
    * ride on what its approver never saw. `shown` is the call as it now stands (masked).

@@ -25,6 +25,8 @@ export interface AppDeps {
   heartbeatMs: number;
   /** LangGraph's API, mounted at `/langgraph`: `meta` (`/info`, `/ok`) before authentication, `api` after. */
   langgraph?: { meta: Hono; api: Hono; openapi: OpenApiExtension };
+  /** Channels' endpoints under `/integrations` (Slack's interactivity): their own auth is a signature, so no bearer token and no JSON-only rule. */
+  integrations?: Hono;
   /** The built web page served at `/`; default `dist/web` of this checkout. */
   webDir?: string;
 }

@@ -54,6 +54,7 @@ export async function startRun(deps: Pick<AppDeps, "runs" | "threads">, o: RunSt
     answers: checked.data.answers ?? [],
     onDisconnect,
     frames,
+    via: "langgraph",
   });
   return "waiting_on" in run ? { waitingOn: run.waiting_on } : { run };
 }

@@ -4,7 +4,7 @@ export { scrubbingLogger } from "./scrubbing-logger.js";
 export { Redactor } from "./redactor.js";
 export { skipIdleRunTrees } from "./untraced-context.js";
 export { WebhookDispatcher } from "./webhook-dispatcher.js";
-export type { WebhookDispatcherOptions, WebhookOutcome } from "./webhook-dispatcher.js";
+export type { AttemptResult, DeliverySender, WebhookDispatcherOptions, WebhookOutcome } from "./webhook-dispatcher.js";
 export { signWebhook, verifyWebhook } from "./webhook-signature.js";
 export { approvalWebhookBody } from "./webhook-payload.js";
 export type { ApprovalWebhook, ApprovalWebhookType } from "./webhook-payload.js";

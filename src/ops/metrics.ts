@@ -4,6 +4,8 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom
 export const RUN_OUTCOMES = ["completed", "interrupted", "max_rounds", "cancelled", "error"] as const;
 /** How a pending call was decided, as the audit trail names it (`tollgate_approvals_total{decision}`). */
 export const APPROVAL_DECISIONS = ["approved", "edited", "rejected", "no_decision", "expired", "cancelled"] as const;
+/** The face a decision came through; `system` for closings no one decided through a face (expiry, cancel). */
+export const APPROVAL_VIAS = ["api", "langgraph", "slack", "email", "system"] as const;
 export const MODEL_ERROR_CODES = ["model_error", "model_timeout"] as const;
 /** A run started by a user message, or by a decision on an interrupt. */
 export type RunKind = "message" | "resume";
@@ -38,13 +40,16 @@ const CANCEL_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
  * into it at a handful of points; `/metrics` renders it.
  */
 export const WEBHOOK_OUTCOMES = ["delivered", "retry", "failed"] as const;
+/** What became of a channel's delivery attempt; `forged`: an inbound request refused for its signature. */
+export const CHANNEL_OUTCOMES = ["delivered", "retry", "failed", "forged"] as const;
 
 export class Metrics {
   readonly registry = new Registry();
   /** Token events counted since start; the counter reads it at scrape time (see `runStarted`). */
   private tokens = 0;
   private readonly runs: Counter<"outcome">;
-  private readonly approvals: Counter<"decision">;
+  private readonly approvals: Counter<"decision" | "via">;
+  private readonly channelDeliveries: Counter<"channel" | "outcome">;
   private readonly approvalWait: Histogram;
   private readonly modelErrors: Counter<"code">;
   private readonly cancelLatency: Histogram;
@@ -89,8 +94,8 @@ export class Metrics {
     });
     this.approvals = new Counter({
       name: "tollgate_approvals_total",
-      help: "Pending calls decided, by decision (as the audit trail names it)",
-      labelNames: ["decision"],
+      help: "Pending calls decided, by decision (as the audit trail names it) and the face it came through (system: expiry, cancel)",
+      labelNames: ["decision", "via"],
       registers,
     });
     this.approvalWait = new Histogram({
@@ -130,6 +135,12 @@ export class Metrics {
       registers,
     });
     for (const outcome of WEBHOOK_OUTCOMES) this.webhooks.inc({ outcome }, 0);
+    this.channelDeliveries = new Counter({
+      name: "tollgate_channel_deliveries_total",
+      help: "Slack and email delivery attempts by channel and outcome (delivered, retry, failed), and inbound requests refused for their signature (forged)",
+      labelNames: ["channel", "outcome"],
+      registers,
+    });
     this.gateRefusals = new Counter({
       name: "tollgate_gate_refusals_total",
       help: "Irreversible tool calls refused by the tool itself for want of a live approval (a graph that went round its gate), by tool",
@@ -148,7 +159,7 @@ export class Metrics {
     });
     // Every known label value shows from the start (at 0): a rate over a series that appears late misses its first step.
     for (const outcome of RUN_OUTCOMES) this.runs.inc({ outcome }, 0);
-    for (const decision of APPROVAL_DECISIONS) this.approvals.inc({ decision }, 0);
+    for (const decision of APPROVAL_DECISIONS) for (const via of APPROVAL_VIAS) this.approvals.inc({ decision, via }, 0);
     for (const code of MODEL_ERROR_CODES) this.modelErrors.inc({ code }, 0);
     if (o.processMetrics) collectDefaultMetrics({ register: this.registry });
   }
@@ -179,10 +190,10 @@ export class Metrics {
   }
 
   /** The pending calls of one interrupt were decided (each call's decision), `waitMs` after it opened. */
-  decided(decisions: readonly string[], waitMs: number): void {
+  decided(decisions: readonly string[], waitMs: number, via: (typeof APPROVAL_VIAS)[number] = "system"): void {
     const seconds = Math.max(0, waitMs) / 1000;
     for (const decision of decisions) {
-      this.approvals.inc({ decision });
+      this.approvals.inc({ decision, via });
       this.approvalWait.observe(seconds);
     }
   }
@@ -214,6 +225,11 @@ export class Metrics {
   /** One approval webhook attempt ended (see WebhookDispatcher). */
   webhookAttempt(outcome: (typeof WEBHOOK_OUTCOMES)[number]): void {
     this.webhooks.inc({ outcome });
+  }
+
+  /** One channel delivery attempt ended, or an inbound request was refused (`forged`). */
+  channelDelivery(channel: string, outcome: (typeof CHANNEL_OUTCOMES)[number]): void {
+    this.channelDeliveries.inc({ channel, outcome });
   }
 
   get contentType(): string {

@@ -1,15 +1,29 @@
 import type { Logger } from "../logger.js";
-import type { WebhookDelivery, WebhookOutboxStore } from "../store/index.js";
+import { WEBHOOK_LANE, type WebhookDelivery, type WebhookOutboxStore } from "../store/index.js";
 import { webhookBackoffMs } from "./webhook-backoff.js";
 import { signWebhook } from "./webhook-signature.js";
 
 /** What became of one attempt, for metrics: sent, to be retried, or given up. */
 export type WebhookOutcome = "delivered" | "retry" | "failed";
 
+/** What one attempt came to: delivered (with what the receiver answered that later ones need), or why not. */
+export type AttemptResult = { receipt?: string } | { error: string; /** The receiver's own wait (Slack's `Retry-After`), ms. */ retryAfterMs?: number };
+
+/**
+ * Sends one delivery of a lane. `signal` aborts at the attempt's deadline or at stop; `receipt()`
+ * reads what the lane's latest delivered delivery about the same `ref` answered (Slack's `ts`).
+ */
+export type DeliverySender = (d: WebhookDelivery, o: { signal: AbortSignal; receipt: () => Promise<string | undefined> }) => Promise<AttemptResult>;
+
 export interface WebhookDispatcherOptions {
   outbox: WebhookOutboxStore;
-  url: string;
-  secret: string;
+  /** The approval webhook's receiver; a channel's lane gives `send` instead. */
+  url?: string;
+  secret?: string;
+  /** The outbox lane this dispatcher drains (default `webhook`). */
+  lane?: string;
+  /** How a channel sends (default: the signed webhook POST to `url`). */
+  send?: DeliverySender;
   maxAttempts: number;
   /** One attempt's deadline: a receiver that stalls longer counts as a failed attempt. */
   timeoutMs: number;
@@ -103,7 +117,7 @@ export class WebhookDispatcher {
       const concurrency = this.o.concurrency ?? 8;
       const room = concurrency - this.inFlight.size;
       if (room > 0) {
-        const claimed = await this.o.outbox.claimDue(this.now(), this.leaseMs, room);
+        const claimed = await this.o.outbox.claimDue(this.now(), this.leaseMs, { limit: room, lane: this.o.lane ?? WEBHOOK_LANE });
         // Stopped meanwhile: the claims' leases run out and the next start sends them. A delivery
         // still in flight here (its lease ran out under a slow database) is not sent twice at once.
         if (!this.stopped) for (const d of claimed) if (!this.inFlight.has(d.id)) this.launch(d);
@@ -111,7 +125,7 @@ export class WebhookDispatcher {
       // Every slot busy: the attempt that ends first wakes us (launch's finally). Asking for the
       // next due row now would find one already due and spin until then.
       if (this.inFlight.size < concurrency) {
-        const due = await this.o.outbox.nextDueAt();
+        const due = await this.o.outbox.nextDueAt(this.o.lane);
         if (due !== undefined) wakeIn = Math.min(wakeIn, Math.max(0, due - this.now()));
       }
     } catch (err) {
@@ -173,13 +187,14 @@ export class WebhookDispatcher {
   }
 
   private async attempt(d: WebhookDelivery, controller: AbortController): Promise<void> {
-    const error = await this.post(d, controller);
+    const result = await this.send(d, controller);
     if (this.stopped) return; // aborted by stop(): the lease runs out and the next start retries it
     const { outbox, log } = this.o;
-    if (error === undefined) {
-      if (await outbox.settle(d.id, d.attempts, { delivered: true })) this.o.onOutcome?.("delivered", d);
+    if (!("error" in result)) {
+      if (await outbox.settle(d.id, d.attempts, { delivered: true, ...result })) this.o.onOutcome?.("delivered", d);
       return;
     }
+    const { error } = result;
     if (d.attempts >= this.o.maxAttempts) {
       if (await outbox.settle(d.id, d.attempts, { error, retryAt: "failed" })) {
         log.warn("webhook delivery failed; giving up, the thread's next one goes", {
@@ -192,10 +207,30 @@ export class WebhookDispatcher {
       }
       return;
     }
-    const retryAt = this.now() + webhookBackoffMs(d.attempts, { baseMs: this.o.backoffBaseMs, capMs: this.o.backoffCapMs });
+    // The receiver's own wait wins when it asks for longer than our backoff (Slack's Retry-After).
+    const backoff = webhookBackoffMs(d.attempts, { baseMs: this.o.backoffBaseMs, capMs: this.o.backoffCapMs });
+    const retryAt = this.now() + Math.max(backoff, result.retryAfterMs ?? 0);
     if (await outbox.settle(d.id, d.attempts, { error, retryAt })) {
       log.info("webhook attempt failed; will retry", { thread_id: d.thread_id, delivery_id: d.id, attempts: d.attempts, error });
       this.o.onOutcome?.("retry", d);
+    }
+  }
+
+  /** One attempt under the deadline: the lane's sender, or the signed webhook POST. */
+  private async send(d: WebhookDelivery, controller: AbortController): Promise<AttemptResult> {
+    if (!this.o.send) {
+      const error = await this.post(d, controller);
+      return error === undefined ? {} : { error };
+    }
+    const timer = setTimeout(() => controller.abort(), this.o.timeoutMs);
+    try {
+      const receipt = async () => (d.ref ? this.o.outbox.receipt(d.lane, d.ref) : undefined);
+      return await this.o.send(d, { signal: controller.signal, receipt });
+    } catch (err) {
+      if (controller.signal.aborted) return { error: `no answer within ${this.o.timeoutMs} ms` };
+      return { error: err instanceof Error ? err.message : String(err) };
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -203,11 +238,11 @@ export class WebhookDispatcher {
   private async post(d: WebhookDelivery, controller: AbortController): Promise<string | undefined> {
     const timer = setTimeout(() => controller.abort(), this.o.timeoutMs);
     try {
-      const res = await fetch(this.o.url, {
+      const res = await fetch(this.o.url!, {
         method: "POST",
         headers: {
           "content-type": "application/json",
-          "x-tollgate-signature": signWebhook(d.body, this.o.secret),
+          "x-tollgate-signature": signWebhook(d.body, this.o.secret!),
           "x-tollgate-delivery": d.id,
         },
         body: d.body,

@@ -3,6 +3,7 @@ import { ERROR_STATUS, type ErrorBody, type ErrorCode } from "./errors.js";
 import { interruptPayloadSchema, pendingCallSchema, TOOL_STATUSES } from "./events.js";
 import {
   AUDIT_DECISIONS,
+  DECISION_VIAS,
   type ApprovalList,
   type AuditTrail,
   type Me,
@@ -94,6 +95,8 @@ export const auditEntrySchema = z.object({
   decision: z.enum(AUDIT_DECISIONS),
   by: z.string().nullable().describe("The deciding principal's `sub`; null for the system (expiry)."),
   reason: z.string().nullable(),
+  via: z.enum(DECISION_VIAS).optional().describe("How a person's decision came: `api`, `langgraph`, `slack` or `email`; absent for the system's (expiry)."),
+  channel_user: z.string().optional().describe("The channel's own id of who decided (the Slack user id), where there is one."),
   edited_args_hash: z.string().optional(),
   version: z.number().int().min(1).optional().describe("The call's version the decision was taken on (1 until someone edits it)."),
   preview_hash: z.string().optional().describe("Keyed hash of the call's preview as the person was shown it: what they approved."),

@@ -121,6 +121,10 @@ export interface ApprovalList {
 export const AUDIT_DECISIONS = ["approved", "edited", "rejected", "no_decision", "expired", "cancelled", "superseded"] as const;
 export type AuditDecision = (typeof AUDIT_DECISIONS)[number];
 
+/** The faces a person's decision can come through: tollgate's API, LangGraph's, Slack, email. */
+export const DECISION_VIAS = ["api", "langgraph", "slack", "email"] as const;
+export type DecisionVia = (typeof DECISION_VIAS)[number];
+
 /** One decision on one pending call, in `GET /threads/:id/audit`. Rows never change. */
 export interface AuditEntry {
   /** ISO 8601 UTC. */
@@ -134,6 +138,10 @@ export interface AuditEntry {
   /** The deciding principal's `sub`; null for the system (expiry). */
   by: string | null;
   reason: string | null;
+  /** How a person's decision came; absent for the system's (expiry) and rows from before it was kept. */
+  via?: DecisionVia;
+  /** The channel's own id of who decided (the Slack user id), where there is one. */
+  channel_user?: string;
   /** The call's version the decision was taken on (1 until someone edits it). */
   version?: number;
   /** For `edited`: keyed hash of the arguments the call ran with. */

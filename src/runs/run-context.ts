@@ -19,6 +19,8 @@ export interface RunSettings {
   eventRetentionRuns: number;
   /** Approval webhooks configured: each interrupt change enqueues one in its own transaction. */
   webhooks?: boolean;
+  /** Channel lanes configured (`slack`, `email`): each interrupt change enqueues a delivery in each, in the same transaction. */
+  channels?: readonly string[];
 }
 
 export interface RunContextOptions {

@@ -34,6 +34,8 @@ export function createApp(deps: AppDeps): Hono {
   app.route("/", webPageRoutes(deps.webDir));
   app.route("/", openApiRoutes(deps.langgraph?.openapi));
   if (deps.langgraph) app.route("/langgraph", deps.langgraph.meta);
+  // Signed by the channel (Slack), not by a bearer token; forms, not JSON: before both guards.
+  if (deps.integrations) app.route("/integrations", deps.integrations);
   // Everything below needs a principal; with auth off, everyone is `anonymous`. Before the body
   // limit, so an unauthenticated client learns nothing from how its body is judged.
   app.use(authenticate(deps.auth));

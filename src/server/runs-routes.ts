@@ -43,6 +43,7 @@ export function runsRoutes(deps: AppDeps): Hono {
       decisions: body.decisions,
       answers: body.answers ?? [],
       onDisconnect,
+      via: "api",
     });
     // Calls of a quorum interrupt still wait: no run, whatever the client asked for.
     if ("waiting_on" in run) return waitingResponse(c, run.waiting_on);

@@ -15,6 +15,8 @@ export interface AuditRow {
   decision: AuditDecision;
   by_sub: string | null;
   reason: string | null;
+  via?: string | null;
+  channel_user?: string | null;
   at: number;
   ledger_status: "executing" | "settled" | null;
   ledger_outcome: string | null;
@@ -57,6 +59,8 @@ export function trailEntry(r: AuditRow): AuditTrailEntry {
   if (r.edited_args_hash) entry.edited_args_hash = r.edited_args_hash;
   if (r.preview_hash) entry.preview_hash = r.preview_hash;
   if (r.version != null) entry.version = Number(r.version);
+  if (r.via) entry.via = r.via as AuditTrailEntry["via"];
+  if (r.channel_user) entry.channel_user = r.channel_user;
   if (r.ledger_status === "settled" && r.ledger_outcome) {
     const outcome = JSON.parse(r.ledger_outcome) as { status: ToolStatus };
     entry.executed = { status: outcome.status, at: r.settled_at ?? r.started_at! };

@@ -7,6 +7,7 @@ import type { PostgresStore } from "./postgres/index.js";
 export type * from "./types.js";
 export { callRow } from "./audit-records.js";
 export { isStorageFault } from "./storage-fault.js";
+export { WEBHOOK_LANE } from "./webhook-outbox.js";
 export { NO_SCRUB, type SecretFilter } from "./stored-secrets.js";
 export { openSqliteStore, openDatabase, type Db, type SqliteStore } from "./sqlite/index.js";
 export type { PostgresStore } from "./postgres/index.js";

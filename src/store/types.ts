@@ -1,7 +1,7 @@
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import type { ExecutionLedger } from "../ledger/index.js";
 import type { CallEdit, CallProgress, InterruptProgress } from "../gate/index.js";
-import type { AuditEntry, EventType, InterruptPayload, LastOutcome, PendingCall, ThreadStatus } from "../protocol/index.js";
+import type { AuditEntry, DecisionVia, EventType, InterruptPayload, LastOutcome, PendingCall, ThreadStatus } from "../protocol/index.js";
 
 /**
  * What tollgate keeps, as interfaces: one SQLite file (the default) or one PostgreSQL database
@@ -264,6 +264,10 @@ export interface AuditRecord {
   /** The deciding principal; null for the system. */
   by: string | null;
   reason: string | null;
+  /** How a person's decision came (`api`, `langgraph`, `slack`, `email`); absent for the system's. */
+  via?: DecisionVia;
+  /** The channel's own id of who decided (the Slack user id). */
+  channel_user?: string;
   /** The ledger's hash of the arguments the call runs with, for approved calls: joins its execution. */
   run_args_hash?: string;
   at: number;
@@ -350,6 +354,25 @@ export interface WebhookDelivery {
   /** Why the latest failed attempt failed (kept after a later success, for the record). */
   last_error: string | null;
   created_at: number;
+  /** Which sender takes it: `webhook`, or a channel's (`slack`). Each lane keeps its own order per thread. */
+  lane: string;
+  /** What it is about (a channel's interrupt id), to find the receipt of an earlier delivery. */
+  ref: string | null;
+  /** What the receiver answered on delivery that later ones need (Slack's message `ts`). */
+  receipt: string | null;
+}
+
+/** A channel's delivery: when it is due, its lane (a dead webhook must not hold Slack back), and what it is about. */
+export interface OutboxLane {
+  at: number;
+  lane: string;
+  ref?: string;
+}
+
+/** Claims in one lane (default `webhook`). */
+export interface LaneClaim {
+  limit: number;
+  lane: string;
 }
 
 /**
@@ -358,21 +381,23 @@ export interface WebhookDelivery {
  * thread. Claims are leases: a claimer that dies has its delivery claimed again once the lease ends.
  */
 export interface WebhookOutboxStore {
-  /** Adds a delivery at the end of its thread's queue, due at `now`; returns its id. */
-  enqueue(threadId: string, body: string, now: number): Promise<string>;
+  /** Adds a delivery at the end of its thread's queue in its lane (a number: the webhook's, due then); returns its id. */
+  enqueue(threadId: string, body: string, at: number | OutboxLane): Promise<string>;
   /**
    * Claims up to `limit` due deliveries, each the head (lowest pending seq) of its thread's queue:
    * counts an attempt and leases it until `now + leaseMs`. A delivery is claimed by one caller at a time.
    */
-  claimDue(now: number, leaseMs: number, limit: number): Promise<WebhookDelivery[]>;
-  /** When the earliest head of a queue comes due (undefined: nothing pending). */
-  nextDueAt(): Promise<number | undefined>;
+  claimDue(now: number, leaseMs: number, limit: number | LaneClaim): Promise<WebhookDelivery[]>;
+  /** When the earliest head of a queue in `lane` (default `webhook`) comes due (undefined: nothing pending). */
+  nextDueAt(lane?: string): Promise<number | undefined>;
   /**
    * Records the outcome of attempt `attempt` (compare-and-set on it: a claimer whose lease ran
    * out and was claimed again records nothing). `retryAt` undefined: delivered; a number: retry
    * then; "failed": given up. False when the attempt was not the latest any more.
    */
-  settle(id: string, attempt: number, outcome: { delivered: true } | { error: string; retryAt: number | "failed" }): Promise<boolean>;
+  settle(id: string, attempt: number, outcome: { delivered: true; receipt?: string } | { error: string; retryAt: number | "failed" }): Promise<boolean>;
+  /** The receipt of the latest delivered delivery in `lane` about `ref` (undefined: none yet). */
+  receipt(lane: string, ref: string): Promise<string | undefined>;
   get(id: string): Promise<WebhookDelivery | undefined>;
   /** The thread's deliveries in order. */
   list(threadId: string): Promise<WebhookDelivery[]>;

@@ -1,5 +1,8 @@
 import type { WebhookDelivery } from "./types.js";
 
+/** The approval webhook's lane; channels have their own (`slack`, `email`). */
+export const WEBHOOK_LANE = "webhook";
+
 /**
  * Tells the dispatcher that deliveries were enqueued, once they are committed (a dispatcher woken
  * before the commit would find nothing on another connection). Shared by every outbox store of
@@ -30,14 +33,17 @@ export function deliveryFromRow(r: WebhookDelivery): WebhookDelivery {
     status: r.status,
     last_error: r.last_error,
     created_at: Number(r.created_at),
+    lane: r.lane ?? WEBHOOK_LANE,
+    ref: r.ref ?? null,
+    receipt: r.receipt ?? null,
   };
 }
 
 /** What one outcome writes: status, next attempt time, last error. */
 export function settledColumns(
-  outcome: { delivered: true } | { error: string; retryAt: number | "failed" },
-): { status: WebhookDelivery["status"]; nextAt: number | null; error: string | null } {
-  if ("delivered" in outcome) return { status: "delivered", nextAt: null, error: null };
-  if (outcome.retryAt === "failed") return { status: "failed", nextAt: null, error: outcome.error };
-  return { status: "pending", nextAt: outcome.retryAt, error: outcome.error };
+  outcome: { delivered: true; receipt?: string } | { error: string; retryAt: number | "failed" },
+): { status: WebhookDelivery["status"]; nextAt: number | null; error: string | null; receipt: string | null } {
+  if ("delivered" in outcome) return { status: "delivered", nextAt: null, error: null, receipt: outcome.receipt ?? null };
+  if (outcome.retryAt === "failed") return { status: "failed", nextAt: null, error: outcome.error, receipt: null };
+  return { status: "pending", nextAt: outcome.retryAt, error: outcome.error, receipt: null };
 }

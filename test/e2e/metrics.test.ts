@@ -108,10 +108,11 @@ describe("GET /metrics", () => {
     // First-token times: the hello and the cancelled run (messages), the two resumes' answers.
     expect(delta(after, "tollgate_time_to_first_token_seconds_count", { kind: "message" })).toBe(2);
     expect(delta(after, "tollgate_time_to_first_token_seconds_count", { kind: "resume" })).toBe(2);
-    expect(delta(after, "tollgate_approvals_total", { decision: "approved" })).toBe(1);
-    expect(delta(after, "tollgate_approvals_total", { decision: "rejected" })).toBe(1);
-    expect(delta(after, "tollgate_approvals_total", { decision: "cancelled" })).toBe(1);
-    expect(delta(after, "tollgate_approvals_total", { decision: "expired" })).toBe(0);
+    // Decisions by the face they came through; a cancel closes the interrupt, no face decided it.
+    expect(delta(after, "tollgate_approvals_total", { decision: "approved", via: "api" })).toBe(1);
+    expect(delta(after, "tollgate_approvals_total", { decision: "rejected", via: "api" })).toBe(1);
+    expect(delta(after, "tollgate_approvals_total", { decision: "cancelled", via: "system" })).toBe(1);
+    expect(delta(after, "tollgate_approvals_total", { decision: "expired", via: "system" })).toBe(0);
     expect(delta(after, "tollgate_approval_wait_seconds_count")).toBe(3);
     expect(delta(after, "tollgate_cancel_latency_seconds_count")).toBe(1);
     expect(delta(after, "tollgate_model_errors_total", { code: "model_error" })).toBe(1);
@@ -145,7 +146,7 @@ describe("GET /metrics", () => {
       const intr = terminal(await short.client.run(id, "email them").collect(), "interrupt");
       await expect.poll(async () => (await short.client.getThread(id)).last_outcome, { timeout: 10_000 }).toBe("expired");
       const text = (await call(short.server.url, "GET", "/metrics")).text;
-      expect(sample(text, "tollgate_approvals_total", { decision: "expired" })).toBe(1);
+      expect(sample(text, "tollgate_approvals_total", { decision: "expired", via: "system" })).toBe(1);
       expect(sample(text, "tollgate_approval_wait_seconds_count")).toBe(1);
       expect(sample(text, "tollgate_approval_wait_seconds_sum")).toBeGreaterThanOrEqual(1);
       expect(sample(text, "tollgate_pending_approvals")).toBe(0);

@@ -47,6 +47,7 @@ const LAYERS: Record<string, { rank: number; side: Side }> = {
   // the HTTP kit every face shares (validation, principal, thread param, SSE, OpenAPI types): below the faces
   "src/http": { rank: 7.5, side: "server" },
   "src/langgraph-api": { rank: 8.5, side: "server" }, // LangGraph's API at /langgraph: a second face on the server's edge, mounted by tollgate.ts
+  "src/channels": { rank: 8.5, side: "server" }, // Slack and email: faces on the gate beside LangGraph's, mounted by tollgate.ts
   "src/tollgate.ts": { rank: 9, side: "server" },
   "src/serve.ts": { rank: 10, side: "server" }, // a Tollgate on a socket, with signal handling
   "src/command.ts": { rank: 10.5, side: "server" }, // the command's work for what it is handed: config, socket, exit codes
@@ -69,6 +70,8 @@ const NOT_DOWN_TO: { from: string; to: string; why: string }[] = [
   { from: "src/langgraph-api", to: "src/store", why: "LangGraph's API reaches stores only through runs" },
   { from: "src/tollgate.ts", to: "graphs", why: "the engine serves the agent it is handed: only entry files hand in the built-in one" },
   { from: "src/langgraph-api", to: "src/server", why: "a face never imports another face: what both need lives in src/http or src/gate" },
+  { from: "src/channels", to: "src/store", why: "Slack and email reach stores only through runs (their outbox lane through ops)" },
+  { from: "src/channels", to: "src/server", why: "a face never imports another face: what both need lives in src/http or src/gate" },
 ];
 
 /** Folders reached from outside only through their index: one front door each. */

@@ -13,12 +13,14 @@ export interface ApprovalChange extends Pick<ApprovalWebhook, "decided_by" | "de
 
 /**
  * Enqueues the approval webhook for a change of `o.record`, inside the transaction `tx` that makes
- * the change: it is sent if and only if the change commits. Nothing when no webhook is configured.
+ * the change: it is sent if and only if the change commits, to the webhook and to each channel
+ * (Slack, email) configured. Nothing when neither is.
  * The calls are masked and scrubbed as `GET /threads/:id` shows them.
  */
 export async function enqueueApprovalWebhook(ctx: RunContext, tx: StoreOps, o: ApprovalChange): Promise<void> {
   const { record, type, at, ...extra } = o;
-  if (!ctx.settings.webhooks) return;
+  const channels = ctx.settings.channels ?? [];
+  if (!ctx.settings.webhooks && !channels.length) return;
   const thread = await tx.threads.get(record.thread_id);
   const shown = ctx.redactor.interrupt(interruptPayload(record));
   const body = approvalWebhookBody({
@@ -31,5 +33,7 @@ export async function enqueueApprovalWebhook(ctx: RunContext, tx: StoreOps, o: A
     ...extra,
     at: new Date(at).toISOString(),
   });
-  await tx.webhooks.enqueue(record.thread_id, body, at);
+  if (ctx.settings.webhooks) await tx.webhooks.enqueue(record.thread_id, body, at);
+  // The same masked body in each channel's lane: a dead webhook holds no Slack message back.
+  for (const lane of channels) await tx.webhooks.enqueue(record.thread_id, body, { at, lane, ref: record.interrupt_id });
 }

@@ -1,3 +1,4 @@
+import type { DecisionVia } from "../../protocol/index.js";
 import type { RunContext } from "../run-context.js";
 
 /** An interrupt's pending calls, each with how it was decided (the audit trail's words). */
@@ -12,6 +13,8 @@ export interface DecisionReport {
   decidedAt: number;
   /** Decisions taken call by call (a quorum): approvals that left their call open are counted apart. */
   partial?: boolean;
+  /** The face a person's decision came through; none: a closing (expiry, cancel). */
+  via?: DecisionVia;
 }
 
 /**
@@ -21,7 +24,7 @@ export interface DecisionReport {
  */
 export function reportDecision(ctx: RunContext, d: DecisionReport): void {
   noticeThread(ctx, d.threadId);
-  ctx.metrics.decided(d.calls.map((c) => c.decision), d.decidedAt - d.openedAt);
+  ctx.metrics.decided(d.calls.map((c) => c.decision), d.decidedAt - d.openedAt, d.via ?? "system");
   if (d.partial) ctx.metrics.approvedPartially(d.calls.filter((c) => c.decision === "approved").length);
   ctx.log.info("approval decided", {
     thread_id: d.threadId,
@@ -29,6 +32,7 @@ export function reportDecision(ctx: RunContext, d: DecisionReport): void {
     ...(d.principal === null ? {} : { principal: d.principal }),
     calls: d.calls.map(({ call_id, tool, decision }) => ({ call_id, tool, decision })),
     ...(d.partial ? { partial: true } : {}),
+    ...(d.via ? { via: d.via } : {}),
   });
 }
 

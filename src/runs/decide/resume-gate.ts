@@ -1,5 +1,5 @@
 import type { Principal } from "../../auth/index.js";
-import { type Answer, AppError, type Decision } from "../../protocol/index.js";
+import { type Answer, AppError, type Decision, type DecisionVia } from "../../protocol/index.js";
 import {
   type CallEdit,
   checkVersions,
@@ -43,7 +43,15 @@ export interface ResumeRequest {
   onDisconnect?: "cancel" | "continue";
   /** Chunks of the graph's own stream to record for live listeners, beside the events. */
   frames?: FrameRequest;
+  /** The face the decision came through, for the audit (`api`, `langgraph`, `slack`, `email`). */
+  via?: DecisionVia;
+  /** The channel's own id of the person (Slack user id), for the audit. */
+  channelUser?: string;
 }
+
+/** The audit rows of a person's decision, saying how it came. */
+const stamped = (req: ResumeRequest, rows: AuditRecord[]): AuditRecord[] =>
+  req.via ? rows.map((r) => ({ ...r, via: req.via, ...(req.channelUser ? { channel_user: req.channelUser } : {}) })) : rows;
 
 /** What opening the gate needs: who resumes, with what, under which run. */
 export interface GateOpening {
@@ -103,9 +111,9 @@ export async function openGate(ctx: RunContext, tx: StoreOps, o: GateOpening): P
     const call = pending.get(b.decision.call_id)!;
     refuseEditPastPolicy(ctx.access, { p, owner: thread.owner, requester: open!.requester, call, edited: ctx.registry.policyOf(call.name, b.edit.args) });
   }
-  const rows = auditRows(ctx, open!, { bound, p, now });
+  const rows = stamped(req, auditRows(ctx, open!, { bound, p, now }));
   await tx.audit.append(rows);
-  return resumeGate(ctx, tx, { p, open: open!, thread, bound, rows, answers, runId, now });
+  return resumeGate(ctx, tx, { p, open: open!, thread, bound, rows, answers, runId, now, via: req.via });
 }
 
 /**
@@ -126,8 +134,8 @@ async function takePartial(
   if (!(await tx.interrupts.recordProgress(open.interrupt_id, { seenSeq: open.progress_seq, progress: step.progress, before: now }))) {
     throw whyNotOpen(await tx.interrupts.get(open.interrupt_id), now) ?? new ProgressConflict();
   }
-  await tx.audit.append(step.rows);
-  const report: DecisionReport = { threadId: thread.thread_id, interruptId: open.interrupt_id, principal: p.sub, calls: step.rows, openedAt: open.created_at, decidedAt: now, partial: true };
+  await tx.audit.append(stamped(req, step.rows));
+  const report: DecisionReport = { threadId: thread.thread_id, interruptId: open.interrupt_id, principal: p.sub, calls: step.rows, openedAt: open.created_at, decidedAt: now, partial: true, via: req.via };
   if (step.waitingOn.length) {
     // The calls as they now stand (an edit changes what they show), read back in this transaction.
     const now_ = (await tx.interrupts.get(open.interrupt_id)) ?? { ...open, progress: step.progress };
@@ -146,7 +154,7 @@ async function takePartial(
   const bound = decisionsFromProgress(open.calls, { progress: step.progress, realEdit: (e) => realEdit(ctx, e) }).map((d) =>
     bind(d, pending.get(d.call_id)!, { edits: o.edits, interruptId: open.interrupt_id, stored: step.progress[d.call_id]?.edit }),
   );
-  return resumeGate(ctx, tx, { ...o, open: { ...open, progress: step.progress }, bound, rows: step.rows, answers });
+  return resumeGate(ctx, tx, { ...o, open: { ...open, progress: step.progress }, bound, rows: step.rows, answers, via: req.via });
 }
 
 /**
@@ -156,9 +164,9 @@ async function takePartial(
 async function resumeGate(
   ctx: RunContext,
   tx: StoreOps,
-  o: { p: Principal; open: InterruptRecord; thread: ThreadRow; bound: Bound[]; rows: AuditRecord[]; answers: readonly Answer[]; runId: string; now: number },
+  o: { p: Principal; open: InterruptRecord; thread: ThreadRow; bound: Bound[]; rows: AuditRecord[]; answers: readonly Answer[]; runId: string; now: number; via?: DecisionVia },
 ): Promise<OpenedGate> {
-  const { p, open, thread, bound, rows, answers, runId, now } = o;
+  const { p, open, thread, bound, rows, answers, runId, now, via } = o;
   const { interrupt_id: interruptId, thread_id: threadId } = open;
   const resumeValues = { ...answersFor(open, answers), ...hitlResumes(open, bound) };
   const gate = bound.map((b) => b.decision);
@@ -178,7 +186,7 @@ async function resumeGate(
     decided_by: p.sub,
     decisions: rows.map((r) => ({ call_id: r.call_id, decision: r.decision })),
   });
-  const report: DecisionReport = { threadId, interruptId, principal: p.sub, calls: rows, openedAt: open.created_at, decidedAt: now, partial: takesPartialDecisions(open) };
+  const report: DecisionReport = { threadId, interruptId, principal: p.sub, calls: rows, openedAt: open.created_at, decidedAt: now, partial: takesPartialDecisions(open), via };
   return { decisions: gate, resumeValues, callIds: open.calls.map((c) => c.call_id), graphId: thread.graph_id, requester: open.requester ?? thread.owner, report };
 }
 

@@ -18,6 +18,8 @@ export function auditEntry(e: AuditTrailEntry): AuditEntry {
   if (e.edited_args_hash) entry.edited_args_hash = e.edited_args_hash;
   if (e.version !== undefined) entry.version = e.version;
   if (e.preview_hash) entry.preview_hash = e.preview_hash;
+  if (e.via) entry.via = e.via;
+  if (e.channel_user) entry.channel_user = e.channel_user;
   if (e.executed) entry.executed = { status: e.executed.status, at: iso(e.executed.at) };
   return entry;
 }

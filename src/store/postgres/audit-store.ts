@@ -4,7 +4,7 @@ import type { AuditRecord, AuditStore, AuditTrailEntry, InterruptRecord } from "
 import type { Queryable } from "./queryable.js";
 import { type Clock, systemClock } from "../../clock.js";
 
-const COLUMNS = 13;
+const COLUMNS = 15;
 
 /**
  * The audit trail in PostgreSQL: append-only rows (triggers refuse updates, deletes and
@@ -61,11 +61,13 @@ export class PgAuditStore implements AuditStore {
         r.at,
         r.preview_hash ?? null,
         r.version ?? null,
+        r.via ?? null,
+        r.channel_user ?? null,
       );
       return `(${Array.from({ length: COLUMNS }, (_, j) => `$${i * COLUMNS + j + 1}`).join(", ")})`;
     });
     await this.q.query(
-      `INSERT INTO audit (thread_id, interrupt_id, call_id, tool, args_hash, edited_args_hash, decision, by_sub, reason, run_args_hash, at, preview_hash, version)
+      `INSERT INTO audit (thread_id, interrupt_id, call_id, tool, args_hash, edited_args_hash, decision, by_sub, reason, run_args_hash, at, preview_hash, version, via, channel_user)
        VALUES ${tuples.join(", ")}`,
       values,
     );
@@ -79,7 +81,7 @@ export class PgAuditStore implements AuditStore {
     // As in SQLite: execution comes from the ledger, matched on the arguments that were to run, and
     // only for a call's last row in its interrupt (a decision that was voided and made again).
     const { rows } = await this.q.query<AuditRow>(
-      `SELECT a.interrupt_id, a.call_id, a.tool, a.args_hash, a.edited_args_hash, a.preview_hash, a.version, a.decision, a.by_sub, a.reason, a.at,
+      `SELECT a.interrupt_id, a.call_id, a.tool, a.args_hash, a.edited_args_hash, a.preview_hash, a.version, a.decision, a.by_sub, a.reason, a.at, a.via, a.channel_user,
               l.status AS ledger_status, l.outcome AS ledger_outcome, l.started_at, l.settled_at
        FROM audit a LEFT JOIN ledger l
          ON a.run_args_hash IS NOT NULL AND l.key = a.thread_id || ':' || a.call_id AND l.args_hash = a.run_args_hash

@@ -183,13 +183,23 @@ ALTER TABLE audit ADD COLUMN IF NOT EXISTS version INTEGER;
 
 -- version 7: a run's place on its thread (1, 2, …): the thread-centric protocol's seq counts across runs
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS ordinal INTEGER;
+
+-- version 8: channels' deliveries share the outbox in lanes of their own (a dead webhook holds no
+-- Slack message back); what a delivery is about (its interrupt) and what the receiver answered (Slack's ts)
+ALTER TABLE webhook_outbox ADD COLUMN IF NOT EXISTS lane TEXT NOT NULL DEFAULT 'webhook';
+ALTER TABLE webhook_outbox ADD COLUMN IF NOT EXISTS ref TEXT;
+ALTER TABLE webhook_outbox ADD COLUMN IF NOT EXISTS receipt TEXT;
+CREATE INDEX IF NOT EXISTS webhook_outbox_ref ON webhook_outbox(lane, ref);
+-- how a person's decision came (api, langgraph, slack, email), and the channel's id of them (Slack user)
+ALTER TABLE audit ADD COLUMN IF NOT EXISTS via TEXT;
+ALTER TABLE audit ADD COLUMN IF NOT EXISTS channel_user TEXT;
 `;
 
 /** The advisory lock key that serialises migrations (any constant; ASCII "tgsc"). */
 export const MIGRATION_LOCK_KEY = 0x74677363;
 
 /** Bumped with every change to `PG_SCHEMA`; kept in tollgate_meta once applied. */
-export const SCHEMA_VERSION = 7;
+export const SCHEMA_VERSION = 8;
 const VERSION_KEY = "schema_version";
 
 /**

@@ -20,14 +20,14 @@ export class SqliteAuditStore implements AuditStore {
     const { db } = conn;
     this.q = {
       insert: db.prepare(
-        `INSERT INTO audit (thread_id, interrupt_id, call_id, tool, args_hash, edited_args_hash, decision, by_sub, reason, run_args_hash, at, preview_hash, version)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO audit (thread_id, interrupt_id, call_id, tool, args_hash, edited_args_hash, decision, by_sub, reason, run_args_hash, at, preview_hash, version, via, channel_user)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       // Execution comes from the ledger when read, matched on the arguments that were to run (a
       // call id the model reused in a later turn must not borrow an earlier call's execution), and
       // only for a call's last row in its interrupt (a decision that was voided and made again).
       list: db.prepare<[string], AuditRow>(
-        `SELECT a.interrupt_id, a.call_id, a.tool, a.args_hash, a.edited_args_hash, a.preview_hash, a.version, a.decision, a.by_sub, a.reason, a.at,
+        `SELECT a.interrupt_id, a.call_id, a.tool, a.args_hash, a.edited_args_hash, a.preview_hash, a.version, a.decision, a.by_sub, a.reason, a.at, a.via, a.channel_user,
                 l.status AS ledger_status, l.outcome AS ledger_outcome, l.started_at, l.settled_at
          FROM audit a LEFT JOIN ledger l
            ON a.run_args_hash IS NOT NULL AND l.key = a.thread_id || ':' || a.call_id AND l.args_hash = a.run_args_hash
@@ -69,6 +69,8 @@ export class SqliteAuditStore implements AuditStore {
           r.at,
           r.preview_hash ?? null,
           r.version ?? null,
+          r.via ?? null,
+          r.channel_user ?? null,
         );
       }
     });

@@ -145,11 +145,20 @@ export const ADDED_COLUMNS: ReadonlyArray<{ table: string; column: string; defin
   { table: "audit", column: "preview_hash", definition: "TEXT" },
   // the call's version the decision was taken on (edits make new versions)
   { table: "audit", column: "version", definition: "INTEGER" },
+  // how a person's decision came (api, langgraph, slack, email), and the channel's id of them (Slack user)
+  { table: "audit", column: "via", definition: "TEXT" },
+  { table: "audit", column: "channel_user", definition: "TEXT" },
   // a run's place on its thread (1, 2, …): the thread-centric protocol's seq counts across runs
   { table: "runs", column: "ordinal", definition: "INTEGER" },
+  // channels' deliveries share the outbox in lanes of their own: a dead webhook holds no Slack message back
+  { table: "webhook_outbox", column: "lane", definition: "TEXT NOT NULL DEFAULT 'webhook'" },
+  // what a channel's delivery is about (its interrupt), and what the receiver answered (Slack's ts)
+  { table: "webhook_outbox", column: "ref", definition: "TEXT" },
+  { table: "webhook_outbox", column: "receipt", definition: "TEXT" },
 ];
 
 export const LATE_INDEXES = `
 CREATE INDEX IF NOT EXISTS threads_owner ON threads(owner, updated_at);
 CREATE INDEX IF NOT EXISTS threads_updated ON threads(updated_at);
+CREATE INDEX IF NOT EXISTS webhook_outbox_ref ON webhook_outbox(lane, ref);
 `;

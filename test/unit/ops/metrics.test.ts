@@ -18,7 +18,7 @@ describe("Metrics", () => {
     const text = await new Metrics().render();
     for (const outcome of ["completed", "interrupted", "max_rounds", "cancelled", "error"]) expect(sample(text, "tollgate_runs_total", { outcome })).toBe(0);
     for (const decision of ["approved", "edited", "rejected", "no_decision", "expired", "cancelled"]) {
-      expect(sample(text, "tollgate_approvals_total", { decision })).toBe(0);
+      for (const via of ["api", "langgraph", "slack", "email", "system"]) expect(sample(text, "tollgate_approvals_total", { decision, via })).toBe(0);
     }
     for (const code of ["model_error", "model_timeout"]) expect(sample(text, "tollgate_model_errors_total", { code })).toBe(0);
     expect(sample(text, "tollgate_active_runs")).toBe(0);
@@ -77,12 +77,12 @@ describe("Metrics", () => {
 
   it("decisions: one count per call by decision, and each call's wait from its interrupt", async () => {
     const m = new Metrics();
-    m.decided(["approved", "rejected"], 3000);
+    m.decided(["approved", "rejected"], 3000, "slack");
     m.decided(["expired"], 900_000);
     const text = await m.render();
-    expect(sample(text, "tollgate_approvals_total", { decision: "approved" })).toBe(1);
-    expect(sample(text, "tollgate_approvals_total", { decision: "rejected" })).toBe(1);
-    expect(sample(text, "tollgate_approvals_total", { decision: "expired" })).toBe(1);
+    expect(sample(text, "tollgate_approvals_total", { decision: "approved", via: "slack" })).toBe(1);
+    expect(sample(text, "tollgate_approvals_total", { decision: "rejected", via: "slack" })).toBe(1);
+    expect(sample(text, "tollgate_approvals_total", { decision: "expired", via: "system" })).toBe(1);
     expect(sample(text, "tollgate_approval_wait_seconds_count")).toBe(3);
     expect(sample(text, "tollgate_approval_wait_seconds_sum")).toBe(906);
     expect(sample(text, "tollgate_approval_wait_seconds_bucket", { le: "5" })).toBe(2);

@@ -93,6 +93,9 @@ describe.each([sqlite, postgres])("the $name webhook outbox", (backend) => {
         status: "pending",
         last_error: null,
         created_at: T0,
+        lane: "webhook",
+        ref: null,
+        receipt: null,
       });
       expect((await s.webhooks.list(t)).map((d) => [d.id, d.seq])).toEqual([
         [a, 1],
@@ -212,6 +215,33 @@ describe.each([sqlite, postgres])("the $name webhook outbox", (backend) => {
       ]);
       await s.webhooks.settle(leased, 1, { delivered: true });
       await drain(T0 + 100_000);
+    });
+
+    it("lanes keep their own order per thread: a webhook stuck at its head holds no channel delivery back, and each lane claims only its own", async () => {
+      const t = tid();
+      const hook = await s.webhooks.enqueue(t, "hook", T0);
+      const post = await s.webhooks.enqueue(t, "post", { at: T0, lane: "slack", ref: "intr-1" });
+      const update = await s.webhooks.enqueue(t, "update", { at: T0 + 1, lane: "slack", ref: "intr-1" });
+      // The webhook's head is claimed and failing: the Slack lane goes on regardless.
+      const [claimedHook] = await s.webhooks.claimDue(T0 + 10, 60_000, 10);
+      expect(claimedHook?.id).toBe(hook);
+      await s.webhooks.settle(hook, 1, { error: "HTTP 500", retryAt: T0 + 1_000_000 });
+      const slack = await s.webhooks.claimDue(T0 + 10, 60_000, { limit: 10, lane: "slack" });
+      expect(slack.map((d) => [d.id, d.lane, d.ref])).toEqual([[post, "slack", "intr-1"]]); // the head only: order holds within the lane
+      expect(await s.webhooks.nextDueAt("slack")).toBe(T0 + 10 + 60_000);
+      expect(await s.webhooks.receipt("slack", "intr-1")).toBeUndefined();
+      expect(await s.webhooks.settle(post, 1, { delivered: true, receipt: "1700000000.000001" })).toBe(true);
+      expect(await s.webhooks.receipt("slack", "intr-1")).toBe("1700000000.000001");
+      expect(await s.webhooks.receipt("webhook", "intr-1")).toBeUndefined();
+      expect((await s.webhooks.claimDue(T0 + 10, 60_000, { limit: 10, lane: "slack" })).map((d) => d.id)).toEqual([update]);
+      await s.webhooks.settle(update, 1, { delivered: true, receipt: "1700000000.000001" });
+      expect((await s.webhooks.list(t)).map((d) => [d.lane, d.seq, d.status])).toEqual([
+        ["webhook", 1, "pending"],
+        ["slack", 2, "delivered"],
+        ["slack", 3, "delivered"],
+      ]);
+      await s.webhooks.settle(hook, 1, { delivered: true });
+      await drain(T0 + 2_000_000);
     });
 
     it("claimers racing on one store and on another replica take each delivery once", async () => {
