@@ -165,7 +165,7 @@ const FINANCE = [
 ] as const;
 const SIGNED_IN = { AUTH_TOKENS: JSON.stringify({ "tok-alice-0001": { sub: "alice", roles: ["user"] }, ...Object.fromEntries(FINANCE) }), AUTH_ROLES: "finance" };
 
-describe.skipIf(skip).each(HOOKS)("useStream of $hook, signed in, against a quorum", ({ fixture }) => {
+describe.skipIf(skip).each(HOOKS)("useStream of $hook, signed in, against a quorum", ({ hook, fixture }) => {
   let signed: Stack;
   let pageServer: http.Server;
   let pageOrigin: string;
@@ -208,6 +208,9 @@ describe.skipIf(skip).each(HOOKS)("useStream of $hook, signed in, against a quor
     await fin1.getByRole("button", { name: "Approve", exact: true }).click();
     await expect.poll(approvalsOf, { timeout: 10_000, message: "fin1's approval was not recorded" }).toEqual(["fin1"]);
     expect(signed.db.rows("refunds", "call_id = ?", "us-q1")).toHaveLength(0);
+    // The run-centric hook gets the contract's 202 waiting_human JSON for a partial decision, which
+    // it reports as an error (documented in the frontends guide); the thread-centric one does not.
+    if (hook === "@langchain/react") expect(await fin1.getByTestId("error").allTextContents()).toEqual([]);
 
     signed.model.push({ text: "Refunded after two approvals." });
     const fin2 = await pageOf(FINANCE[1][0], threadId);

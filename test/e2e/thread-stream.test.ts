@@ -442,5 +442,35 @@ describe("the WebSocket", () => {
     expect(messages[0]).toMatchObject({ type: "success", id: 1, result: { subscription_id: expect.any(String) } });
     expect(messages.find((m) => m.method === "input.requested")!.params.data.interrupt_id).toBe(interruptId);
   });
+
+  it("carries the thread's events in seq order, each once, however many subscriptions want them", async () => {
+    const id = threadId("ts-ws-order");
+    const { ws } = socketTo(id, { headers: { authorization: "Bearer tok-alice-0001" } });
+    const messages: Array<Record<string, any>> = [];
+    const completed = within(
+      new Promise<void>((resolve) =>
+        ws.on("message", (data) => {
+          const m = JSON.parse(String(data)) as Record<string, any>;
+          messages.push(m);
+          if (m.method === "lifecycle" && m.params.data.event === "completed") resolve();
+        }),
+      ),
+      { ms: 10_000, failure: "the run's completed event did not arrive" },
+    );
+    await new Promise((r) => ws.once("open", r));
+    // Two subscriptions that both want the tools channel, before anything has run.
+    ws.send(JSON.stringify({ id: 1, method: "subscription.subscribe", params: { channels: ["lifecycle", "tools"] } }));
+    ws.send(JSON.stringify({ id: 2, method: "subscription.subscribe", params: { channels: ["tools", "messages"] } }));
+    await expect.poll(() => messages.filter((m) => m.type === "success").length, { timeout: 10_000, message: "the subscriptions were not answered" }).toBe(2);
+    s.model.push({ toolCalls: [{ id: "ts-o1", name: "lookup_order", args: { order_id: "A-1001" } }] }, { text: "It shipped." });
+    ws.send(JSON.stringify({ id: 3, method: "run.start", params: { assistant_id: "agent", input: { messages: [{ type: "human", content: "where is my order" }] } } }));
+    await completed;
+    ws.close();
+    const events = messages.filter((m) => m.type === "event");
+    const seqs = events.map((e) => e.seq as number);
+    expect(seqs).toEqual([...new Set(seqs)].sort((a, b) => a - b));
+    expect(events.filter((e) => e.method === "tools").map((e) => e.params.data.event)).toEqual(["tool-started", "tool-finished"]);
+    expect(events.some((e) => e.method === "messages")).toBe(true);
+  });
 });
 
