@@ -39,6 +39,16 @@ const TOKENS = {
   "tok-metrics-01": { sub: "prom", roles: ["metrics"] },
 };
 
+/** The directory and Slack settings every server here runs with, Slack at the stand-in's `apiUrl`. */
+const slackEnv = (apiUrl: string) => ({
+  AUTH_TOKENS: JSON.stringify(TOKENS),
+  AUTH_ROLES: "finance",
+  SLACK_BOT_TOKEN: "xoxb-test-token",
+  SLACK_SIGNING_SECRET: SECRET,
+  SLACK_CHANNEL: "C0APPROVALS",
+  SLACK_API_URL: apiUrl,
+});
+
 /** A sensitive argument: it never leaves through Slack. */
 const ACCOUNT = "DE89 3704 0044 0532 0130 00";
 
@@ -83,12 +93,7 @@ async function rig(o: { clock?: FakeClock; env?: Record<string, string> } = {}):
   const t = await open({
     env: {
       ...database,
-      AUTH_TOKENS: JSON.stringify(TOKENS),
-      AUTH_ROLES: "finance",
-      SLACK_BOT_TOKEN: "xoxb-test-token",
-      SLACK_SIGNING_SECRET: SECRET,
-      SLACK_CHANNEL: "C0APPROVALS",
-      SLACK_API_URL: s.apiUrl,
+      ...slackEnv(s.apiUrl),
       PUBLIC_URL: "https://tollgate.example.com/",
       WEBHOOK_BACKOFF_BASE_MS: "20",
       WEBHOOK_BACKOFF_CAP_MS: "50",
@@ -365,12 +370,7 @@ describe("the message follows the interrupt", () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tollgate-slack-restart-"));
     const cluster = pgTestClusterUrl();
     const env = {
-      AUTH_TOKENS: JSON.stringify(TOKENS),
-      AUTH_ROLES: "finance",
-      SLACK_BOT_TOKEN: "xoxb-test-token",
-      SLACK_SIGNING_SECRET: SECRET,
-      SLACK_CHANNEL: "C0APPROVALS",
-      SLACK_API_URL: s.apiUrl,
+      ...slackEnv(s.apiUrl),
       // The retry comes 0.5–1 s after the failure: the first server has stopped by then.
       WEBHOOK_BACKOFF_BASE_MS: "1000",
       WEBHOOK_BACKOFF_CAP_MS: "1000",
