@@ -57,6 +57,16 @@ const HOOKS = [
 ];
 
 describe.skipIf(skip).each(HOOKS)("useStream of $hook in Chromium against /langgraph", ({ fixture, shot }) => {
+  /** A new page with `message` sent from it, the model's answer to it queued first. */
+  async function sent(message: string, answer: Parameters<Stack["model"]["push"]>[0]): Promise<Page> {
+    const tab = await (await browser.newContext()).newPage();
+    s.model.push(answer);
+    await tab.goto(`${origin}/?api=${encodeURIComponent(`${s.server.url}/langgraph`)}`);
+    await tab.getByLabel("Message").fill(message);
+    await tab.getByRole("button", { name: "Send" }).click();
+    return tab;
+  }
+
   beforeAll(async () => {
     assertBrowserAvailable(avail);
     page = await servePage(fixture);
@@ -72,12 +82,8 @@ describe.skipIf(skip).each(HOOKS)("useStream of $hook in Chromium against /langg
   });
 
   it("streams tokens, shows the approval, and approving from the hook runs the refund once", async () => {
-    const tab: Page = await (await browser.newContext()).newPage();
     const answer = "Let me look at order A-1001 and refund it for you right away.";
-    s.model.push({ text: answer, toolCalls: [{ id: "us-r1", name: "refund_order", args: { order_id: "A-1001", amount_cents: 700, reason: "late" } }] });
-    await tab.goto(`${origin}/?api=${encodeURIComponent(`${s.server.url}/langgraph`)}`);
-    await tab.getByLabel("Message").fill("refund my order");
-    await tab.getByRole("button", { name: "Send" }).click();
+    const tab = await sent("refund my order", { text: answer, toolCalls: [{ id: "us-r1", name: "refund_order", args: { order_id: "A-1001", amount_cents: 700, reason: "late" } }] });
 
     // Mid-answer: part of the text is on the page before the whole of it.
     const ai = tab.getByTestId("message-ai").first();
@@ -111,11 +117,7 @@ describe.skipIf(skip).each(HOOKS)("useStream of $hook in Chromium against /langg
   });
 
   it("an edit from the hook runs the refund once, with the edited amount", async () => {
-    const tab: Page = await (await browser.newContext()).newPage();
-    s.model.push({ text: "Refunding.", toolCalls: [{ id: "us-e1", name: "refund_order", args: { order_id: "A-1003", amount_cents: 900, reason: "late" } }] });
-    await tab.goto(`${origin}/?api=${encodeURIComponent(`${s.server.url}/langgraph`)}`);
-    await tab.getByLabel("Message").fill("refund A-1003");
-    await tab.getByRole("button", { name: "Send" }).click();
+    const tab = await sent("refund A-1003", { text: "Refunding.", toolCalls: [{ id: "us-e1", name: "refund_order", args: { order_id: "A-1003", amount_cents: 900, reason: "late" } }] });
     const approval = tab.getByTestId("approval");
     await approval.waitFor({ timeout: 10_000 });
     s.model.push({ text: "Refunded $3.00." });
@@ -127,11 +129,7 @@ describe.skipIf(skip).each(HOOKS)("useStream of $hook in Chromium against /langg
   });
 
   it("stopping from the hook cancels the run on the server, the model's request with it", async () => {
-    const tab: Page = await (await browser.newContext()).newPage();
-    s.model.push({ hang: true, text: "Working on it" });
-    await tab.goto(`${origin}/?api=${encodeURIComponent(`${s.server.url}/langgraph`)}`);
-    await tab.getByLabel("Message").fill("take your time");
-    await tab.getByRole("button", { name: "Send" }).click();
+    const tab = await sent("take your time", { hang: true, text: "Working on it" });
     await expect.poll(async () => (await tab.getByTestId("message-ai").last().textContent())?.startsWith("Working"), { timeout: 10_000, message: "the first tokens did not appear" }).toBe(true);
     const request = s.model.requests.at(-1)!;
     await tab.getByRole("button", { name: "Stop" }).click();
@@ -142,11 +140,7 @@ describe.skipIf(skip).each(HOOKS)("useStream of $hook in Chromium against /langg
   });
 
   it("rejecting from the hook never runs the refund, and the model reads the person's reason", async () => {
-    const tab: Page = await (await browser.newContext()).newPage();
-    s.model.push({ text: "Refunding.", toolCalls: [{ id: "us-x1", name: "refund_order", args: { order_id: "A-1002", amount_cents: 300, reason: "late" } }] });
-    await tab.goto(`${origin}/?api=${encodeURIComponent(`${s.server.url}/langgraph`)}`);
-    await tab.getByLabel("Message").fill("refund the other one");
-    await tab.getByRole("button", { name: "Send" }).click();
+    const tab = await sent("refund the other one", { text: "Refunding.", toolCalls: [{ id: "us-x1", name: "refund_order", args: { order_id: "A-1002", amount_cents: 300, reason: "late" } }] });
     const approval = tab.getByTestId("approval");
     await approval.waitFor({ timeout: 10_000 });
     s.model.push({ text: "Understood, no refund." });
