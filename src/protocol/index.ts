@@ -6,3 +6,4 @@ export * from "./zod-issues.js";
 export * from "./resource-schemas.js";
 export * from "./webhook-schemas.js";
 export * from "./langgraph-message.js";
+export * from "./policy-words.js";

@@ -1,4 +1,4 @@
-import type { ApprovalWebhook, PendingCall } from "../../protocol/index.js";
+import { type ApprovalWebhook, type PendingCall, policyLine } from "../../protocol/index.js";
 
 /** What a button carries: the interrupt and the versions the message shows. It grants nothing by itself. */
 export interface ButtonValue {
@@ -76,21 +76,10 @@ function status(w: ApprovalWebhook): string {
 }
 
 function callText(c: PendingCall): string {
-  const lines = [`*${c.name}* · \`${c.call_id}\` · version ${c.version ?? 1}`, policyInWords(c), "```" + JSON.stringify(c.args, null, 1) + "```"];
+  const lines = [`*${c.name}* · \`${c.call_id}\` · version ${c.version ?? 1}`, policyLine(c), "```" + JSON.stringify(c.args, null, 1) + "```"];
   if (c.preview !== undefined) lines.push(`Preview: \`\`\`${JSON.stringify(c.preview, null, 1)}\`\`\``);
   if (c.preview_error) lines.push(`Preview unavailable: ${c.preview_error}`);
   return lines.join("\n");
-}
-
-/** "Needs 2 of finance — approved by fin1, waiting for 1 more". */
-export function policyInWords(c: Pick<PendingCall, "policy" | "requires" | "approvals">): string {
-  if (c.policy === "owner") return "Needs the thread's owner or an approver";
-  if (c.policy === "approver") return "Needs an approver";
-  const { role, approvers } = c.requires ?? { role: "approver", approvers: 1 };
-  const done = c.approvals ?? [];
-  const left = Math.max(0, approvers - done.length);
-  const by = done.length ? ` — approved by ${done.map((a) => a.by).join(", ")}, waiting for ${left} more of ${role}` : "";
-  return `Needs ${approvers} of ${role}${by}`;
 }
 
 const cut = (s: string, n: number): string => (s.length > n ? `${s.slice(0, n - 1)}…` : s);

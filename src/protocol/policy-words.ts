@@ -1,4 +1,4 @@
-import type { PendingCall } from "../protocol/index.js";
+import type { PendingCall } from "./events.js";
 
 /**
  * Who must decide a pending call, in words a card can show: "Needs an approver", "Needs 2 of
@@ -21,4 +21,12 @@ export function waitingInWords(call: Pick<PendingCall, "policy" | "requires" | "
   const left = Math.max(0, approvers - (call.approvals?.length ?? 0));
   const more = call.approvals?.length ? " more" : "";
   return role === "approver" ? `Waiting for ${left}${more} approver${left === 1 ? "" : "s"}` : `Waiting for ${left}${more} of ${role}`;
+}
+
+/** Both in one line for a message or a mail: "Needs 2 of finance — approved by fin1, waiting for 1 more of finance". */
+export function policyLine(call: Pick<PendingCall, "policy" | "requires" | "approvals">): string {
+  const words = policyInWords(call);
+  if (call.policy !== "quorum" || !call.approvals?.length) return words;
+  const waiting = waitingInWords(call);
+  return `${words}, ${waiting[0]!.toLowerCase()}${waiting.slice(1)}`;
 }
