@@ -122,6 +122,12 @@ export const envSchema = z.object({
     .url()
     .optional()
     .describe("the server's address as people reach it (`https://tollgate.example.com`): Slack messages link to the thread's page there; email links need it"),
+  SMTP_URL: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("the SMTP server approval mails go through: `smtp://user:pass@host:587` (STARTTLS when offered) or `smtps://user:pass@host:465` (TLS). Needs `EMAIL_FROM` and `PUBLIC_URL`"),
+  EMAIL_FROM: z.string().min(1).optional().describe("the From address of approval mails: `tollgate@example.com` or `Tollgate <tollgate@example.com>`; required with `SMTP_URL`"),
   CHANNEL_MAX_ATTEMPTS: intFrom(12, 1).describe("attempts per Slack or email delivery before it is marked failed (logged, counted) and the thread's next one goes"),
   AUTH_JWKS_URL: z.string().url().optional().describe("JWTs from your identity provider, verified against this JWKS (needs `AUTH_AUDIENCE`)"),
   AUTH_ISSUER: z.string().min(1).optional().describe("a JWT's `iss` must equal this, when set"),
@@ -268,6 +274,8 @@ export interface Config {
   publicUrl: string | undefined;
   /** Slack approvals; undefined when SLACK_BOT_TOKEN is unset. */
   slack: SlackSettings | undefined;
+  /** Email approvals; undefined when SMTP_URL is unset. */
+  email: EmailSettings | undefined;
   /** How channel deliveries are retried (the webhook's timing, CHANNEL_MAX_ATTEMPTS). */
   channelDelivery: Omit<WebhookSettings, "url" | "secret">;
   /** LangSmith tracing asked for (LANGSMITH_TRACING and its aliases = "true"): runs are traced, masked (ops/tracing.ts). */
@@ -319,6 +327,39 @@ export interface SlackSettings {
   signingSecret: string;
   channel: string;
   apiUrl: string;
+}
+
+export interface EmailSettings {
+  /** `smtp://user:pass@host:port` or `smtps://…` (TLS from the first byte). */
+  smtpUrl: string;
+  /** The From header: `tollgate@example.com` or `Tollgate <tollgate@example.com>`. */
+  from: string;
+  /** PUBLIC_URL without a trailing slash: links are `<publicUrl>/decide/<token>`. */
+  publicUrl: string;
+}
+
+/** An address alone or `Name <address>`: one @, no spaces or line breaks in the address. */
+const MAIL_FROM = /^(?:[^<>\r\n]*<[^\s@<>]+@[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+)$/;
+
+/** Email's settings, checked once at start: errors name the variable and never echo the SMTP password. */
+function emailSettings(e: { SMTP_URL?: string; EMAIL_FROM?: string; PUBLIC_URL?: string }): EmailSettings | undefined {
+  if (!e.SMTP_URL) {
+    if (e.EMAIL_FROM) throw new ConfigError("EMAIL_FROM is set but SMTP_URL is not: set SMTP_URL to send approval mails, or unset EMAIL_FROM");
+    return undefined;
+  }
+  let url: URL;
+  try {
+    url = new URL(e.SMTP_URL);
+  } catch {
+    throw new ConfigError("SMTP_URL is not a URL: use smtp://user:pass@host:port or smtps://user:pass@host:port");
+  }
+  if (url.protocol !== "smtp:" && url.protocol !== "smtps:") throw new ConfigError(`SMTP_URL must start with smtp:// or smtps://, not ${url.protocol.slice(0, 16)}//`);
+  if (!url.hostname) throw new ConfigError("SMTP_URL names no host: use smtp://user:pass@host:port");
+  if (!e.EMAIL_FROM) throw new ConfigError("SMTP_URL needs EMAIL_FROM: the From address of approval mails (tollgate@example.com)");
+  if (!MAIL_FROM.test(e.EMAIL_FROM.trim())) throw new ConfigError("EMAIL_FROM is not an address: use tollgate@example.com or 'Tollgate <tollgate@example.com>'");
+  // The links in the mails point there: without it, a mail could only carry a link to nowhere.
+  if (!e.PUBLIC_URL) throw new ConfigError("SMTP_URL needs PUBLIC_URL: the server's address as approvers reach it, for the links in the mails");
+  return { smtpUrl: e.SMTP_URL, from: e.EMAIL_FROM.trim(), publicUrl: e.PUBLIC_URL.replace(/\/+$/, "") };
 }
 
 const WILDCARD = /^(0\.0\.0\.0|::|\[::\])$/;
@@ -376,6 +417,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   const slack: SlackSettings | undefined = e.SLACK_BOT_TOKEN
     ? { botToken: e.SLACK_BOT_TOKEN, signingSecret: e.SLACK_SIGNING_SECRET!, channel: e.SLACK_CHANNEL!, apiUrl: e.SLACK_API_URL.replace(/\/?$/, "/") }
     : undefined;
+  const email = emailSettings(e);
   const auth: AuthSettings = {
     ...(tokens?.size ? { tokens } : {}),
     ...(e.AUTH_JWKS_URL
@@ -437,6 +479,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     directory,
     publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ""),
     slack,
+    email,
     channelDelivery: {
       maxAttempts: e.CHANNEL_MAX_ATTEMPTS,
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
@@ -459,14 +502,14 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       requestTimeoutMs: Math.round(e.REQUEST_TIMEOUT_SECONDS * 1000),
       maxConnections: e.MAX_CONNECTIONS,
     },
-    secrets: [e.OPENAI_API_KEY, e.LANGSMITH_API_KEY, e.SEALING_KEY?.toString("base64"), databasePassword(e.DATABASE_URL), e.APPROVAL_WEBHOOK_SECRET, e.SLACK_BOT_TOKEN, e.SLACK_SIGNING_SECRET, ...(tokens?.keys() ?? [])].filter(
+    secrets: [e.OPENAI_API_KEY, e.LANGSMITH_API_KEY, e.SEALING_KEY?.toString("base64"), urlPassword(e.DATABASE_URL), e.APPROVAL_WEBHOOK_SECRET, e.SLACK_BOT_TOKEN, e.SLACK_SIGNING_SECRET, urlPassword(e.SMTP_URL), ...(tokens?.keys() ?? [])].filter(
       (v): v is string => v !== undefined && v !== "",
     ),
   };
 }
 
-/** The password in a database URL: drivers echo the URL in some errors. */
-function databasePassword(url: string | undefined): string | undefined {
+/** The password in a URL (database, SMTP): drivers echo the URL in some errors. */
+function urlPassword(url: string | undefined): string | undefined {
   if (!url) return undefined;
   try {
     return decodeURIComponent(new URL(url).password) || undefined;

@@ -1,11 +1,12 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { type Clock, systemClock } from "./clock.js";
-import { type Config, ConfigError } from "./config.js";
+import { type Config, ConfigError, type EmailSettings } from "./config.js";
 import { jsonLogger, type Logger } from "./logger.js";
 import { chatModelName, createModel } from "./model/index.js";
 import { createSecretScrubber, createTracing, keySealer, NO_SEALER, sealingKeyFile, type Tracing, Metrics, NO_TRACING, scrubbingLogger, type SecretScrubber, skipIdleRunTrees, WebhookDispatcher, type WebhookOutcome } from "./ops/index.js";
 import { Access, createAuthenticator, Directory } from "./auth/index.js";
-import { createSlackFace } from "./channels/slack/index.js";
+import { createSlackFace, SLACK_LANE } from "./channels/slack/index.js";
+import { createEmailFace, EMAIL_LANE, emailChannel, PgDecisionTokenStore, smtpMailer, SqliteDecisionTokenStore } from "./channels/email/index.js";
 import { type AgentFactory, discoverTools, GraphCatalog, loadGraphsFile, resolveGraphs, servedGraph, type ServedGraph } from "./graph/index.js";
 import { createRunContext, ExpiryCloser, LeaseKeeper, RunAdmission, RunService, ThreadService } from "./runs/index.js";
 import { createApp } from "./server/index.js";
@@ -14,6 +15,9 @@ import { type AnyStore, openStore, storeLocation, type StoreLocation } from "./s
 import { createDemoToolsOn, type DemoTables, setupDemoTables, sqliteDemoTables, ToolRegistry, type TollgateTool, type ToolMeta } from "./tools/index.js";
 import { refuseStudioGates } from "./tools/studio-gate.js";
 import { withoutHints } from "./tools/without-hints.js";
+
+/** How long a dead email link is kept (for the 410 page's words) before it is deleted. */
+const TOKEN_KEEP_MS = 24 * 3_600_000;
 
 /** What `/langgraph/info` reports as the server's version. */
 const TOLLGATE_VERSION = "0.1.0";
@@ -151,12 +155,16 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
     : [agentServed(o.agent!, { model, tools: own, systemPrompt: o.systemPrompt, ledger: store.ledger, maxRounds: config.maxRounds, modelTimeouts: config.modelTimeouts, checkpointer: store.checkpointer, registry }, tracing)];
   const auth = createAuthenticator(config.auth, log);
   const access = new Access(auth.enabled);
+  const directory = new Directory(config.directory);
+  const email = config.email ? await openEmail(config.email, { store, log, clock }) : undefined;
+  const slackChannel = config.slack ? [{ lane: SLACK_LANE }] : [];
+  const emailLane = email ? [emailChannel({ directory, access })] : [];
   const metrics = new Metrics({ processMetrics: o.processMetrics ?? true });
   const ctx = createRunContext({
     graphs: new GraphCatalog(served),
     store,
     registry,
-    settings: { approvalTtlMs: config.approvalTtlMs, approvalEscalateMs: config.approvalEscalateMs, maxRounds: config.maxRounds, eventRetentionRuns: config.eventRetentionRuns, webhooks: !!config.webhook, channels: config.slack ? ["slack"] : [] },
+    settings: { approvalTtlMs: config.approvalTtlMs, approvalEscalateMs: config.approvalEscalateMs, maxRounds: config.maxRounds, eventRetentionRuns: config.eventRetentionRuns, webhooks: !!config.webhook, channels: [...slackChannel, ...emailLane] },
     log,
     access,
     scrubber,
@@ -198,7 +206,7 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
   const threads = new ThreadService(ctx);
   // Slack only when configured: its own outbox lane, so a dead webhook holds no message back.
   const slack = config.slack
-    ? createSlackFace({ slack: config.slack, timeoutMs: config.channelDelivery.timeoutMs, directory: new Directory(config.directory), runs, threads, access, log, metrics, now: () => clock.now(), pageUrl: config.publicUrl })
+    ? createSlackFace({ slack: config.slack, timeoutMs: config.channelDelivery.timeoutMs, directory, runs, threads, access, log, metrics, now: () => clock.now(), pageUrl: config.publicUrl })
     : undefined;
   const slackDelivery = slack
     ? new WebhookDispatcher({
@@ -212,6 +220,22 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
       })
     : undefined;
   slackDelivery?.start();
+  // Email only when configured: mails in their own lane, links at /decide.
+  const emailFace = email
+    ? createEmailFace({ publicUrl: email.settings.publicUrl, tokens: email.tokens, mailer: email.mailer, directory, runs, threads, access, log, now: () => clock.now() })
+    : undefined;
+  const emailDelivery = emailFace
+    ? new WebhookDispatcher({
+        ...config.channelDelivery,
+        outbox: store.webhooks,
+        lane: EMAIL_LANE,
+        send: emailFace.send,
+        log: log.child({ channel: "email" }),
+        now: () => clock.now(),
+        onOutcome: (outcome) => metrics.channelDelivery("email", outcome),
+      })
+    : undefined;
+  emailDelivery?.start();
   const appDeps = {
     runs,
     threads,
@@ -224,6 +248,7 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
     heartbeatMs: config.heartbeatMs,
     databaseReadable: () => store.readable(),
     ...(slack ? { integrations: slack.routes } : {}),
+    ...(emailFace ? { decide: emailFace.routes } : {}),
   };
   const app = createApp({ ...appDeps, langgraph: { meta: langGraphMeta(TOLLGATE_VERSION), api: langGraphApi(appDeps), openapi: LANGGRAPH_OPENAPI } });
   return {
@@ -242,9 +267,33 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
       await expiry.stop();
       await webhooks?.stop();
       await slackDelivery?.stop();
+      await emailDelivery?.stop();
+      email?.close();
       await leases.stop();
       await tracing.flush(); // what the last runs traced, before the process goes
       await store.close();
+    },
+  };
+}
+
+/** Email's own parts: the decision tokens in the store's database, and the SMTP client. */
+async function openEmail(settings: EmailSettings, o: { store: AnyStore; log: Logger; clock: Clock }) {
+  const { store } = o;
+  // On the server's own connection, so statements wait for the store's transactions.
+  const tokens = store.kind === "sqlite" ? new SqliteDecisionTokenStore(store.db, (work) => store.gate(work)) : new PgDecisionTokenStore(store.pool);
+  await tokens.init();
+  // Links dead for a day are of no use to anyone: kept that long for the 410 page's words.
+  const prune = () => tokens.prune(o.clock.now() - TOKEN_KEEP_MS).catch((err: unknown) => o.log.warn("email tokens not pruned", { message: (err as Error).message }));
+  await prune();
+  const timer = setInterval(prune, TOKEN_KEEP_MS / 24).unref();
+  const mailer = smtpMailer({ smtpUrl: settings.smtpUrl, from: settings.from });
+  return {
+    settings,
+    tokens,
+    mailer,
+    close() {
+      clearInterval(timer);
+      mailer.close();
     },
   };
 }

@@ -18,12 +18,14 @@ export interface DirectoryEntry {
 export class Directory {
   private readonly bySlack = new Map<string, DirectoryEntry>();
   private readonly byMail = new Map<string, DirectoryEntry>();
+  private readonly bySubject = new Map<string, DirectoryEntry>();
 
   constructor(readonly entries: readonly DirectoryEntry[]) {
     // The first entry naming a user or address wins: AUTH_TOKENS come before AUTH_DIRECTORY.
     for (const e of entries) {
       if (e.slack_user && !this.bySlack.has(e.slack_user)) this.bySlack.set(e.slack_user, e);
       if (e.email && !this.byMail.has(e.email.toLowerCase())) this.byMail.set(e.email.toLowerCase(), e);
+      if (!this.bySubject.has(e.sub)) this.bySubject.set(e.sub, e);
     }
   }
 
@@ -35,6 +37,11 @@ export class Directory {
   /** The principal an address maps to (case-insensitive); undefined: it can decide nothing. */
   byEmail(address: string): Principal | undefined {
     return principalOf(this.byMail.get(address.toLowerCase()));
+  }
+
+  /** The principal of an entry's `sub` (an emailed link carries the sub it was minted for). */
+  bySub(sub: string): Principal | undefined {
+    return principalOf(this.bySubject.get(sub));
   }
 
   /** Entries who may decide at least one of these calls, by the gate's own rule (`Access.mayDecideWaiting`). */

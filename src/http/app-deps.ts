@@ -27,6 +27,8 @@ export interface AppDeps {
   langgraph?: { meta: Hono; api: Hono; openapi: OpenApiExtension };
   /** Channels' endpoints under `/integrations` (Slack's interactivity): their own auth is a signature, so no bearer token and no JSON-only rule. */
   integrations?: Hono;
+  /** Emailed links' pages under `/decide`: the token in the path is the credential, and their form posts carry `Origin: null`, so before the origin guard too. */
+  decide?: Hono;
   /** The built web page served at `/`; default `dist/web` of this checkout. */
   webDir?: string;
 }

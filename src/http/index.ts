@@ -10,3 +10,4 @@ export { THREAD_ID, threadIdSchema, threadParam } from "./thread-param.js";
 export { SSE_HEADERS, sseResponse, type SseOptions } from "./sse-response.js";
 export type { Endpoint, JsonSchema, OpenApiExtension } from "./openapi-types.js";
 export { waitingResponse } from "./waiting-response.js";
+export { loggedPath } from "./logged-path.js";

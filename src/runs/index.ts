@@ -4,7 +4,7 @@ export { storageFaultError } from "./finish/storage-errors.js";
 export { interruptPayload } from "./decide/interrupt-payload.js";
 export { createRunContext } from "./run-machinery.js";
 export type { RunContext } from "./run-context.js";
-export type { ActiveRun, RunSettings } from "./run-context.js";
+export type { ActiveRun, ChannelLane, RunSettings } from "./run-context.js";
 export { ExpiryCloser } from "./finish/expiry-closer.js";
 export { recoverInterruptedRuns } from "./recovery/recovery.js";
 export { type PastState, readThreadView, type ThreadSnapshot } from "./threads/thread-view.js";

@@ -3,6 +3,7 @@ import type { Access } from "../auth/index.js";
 export type { ActiveRun, StartingRun } from "./live-runs.js";
 import type { Clock } from "../clock.js";
 import type { Logger } from "../logger.js";
+import type { ApprovalWebhook } from "../protocol/index.js";
 import type { Metrics, Redactor, Sealer, SecretScrubber } from "../ops/index.js";
 import type { Store } from "../store/index.js";
 import type { ToolRegistry } from "../tools/index.js";
@@ -19,8 +20,18 @@ export interface RunSettings {
   eventRetentionRuns: number;
   /** Approval webhooks configured: each interrupt change enqueues one in its own transaction. */
   webhooks?: boolean;
-  /** Channel lanes configured (`slack`, `email`): each interrupt change enqueues a delivery in each, in the same transaction. */
-  channels?: readonly string[];
+  /** Channels configured (Slack, email): each interrupt change enqueues its deliveries in each lane, in the same transaction. */
+  channels?: readonly ChannelLane[];
+}
+
+/** A channel's lane in the outbox, and what one change of an interrupt puts in it. */
+export interface ChannelLane {
+  lane: string;
+  /**
+   * The deliveries for one change, worked out inside its transaction (so they are owed if and
+   * only if it commits). Default: the webhook's body once, about the interrupt.
+   */
+  deliveries?(change: ApprovalWebhook, o: { owner: string; requester: string | null; partial: boolean }): Array<{ ref: string; body: string }>;
 }
 
 export interface RunContextOptions {

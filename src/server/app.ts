@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { AppError, ERROR_STATUS, type ErrorBody } from "../protocol/index.js";
-import { type AppDeps, authenticate, BodyAborted } from "../http/index.js";
+import { type AppDeps, authenticate, BodyAborted, loggedPath } from "../http/index.js";
 import { hostGuard, jsonBodies, originGuard } from "./edge-guard.js";
 import { graphsRoutes } from "./graphs-routes.js";
 import { identityRoutes } from "./identity-routes.js";
@@ -29,6 +29,9 @@ export function createApp(deps: AppDeps): Hono {
 
   // The contract's order: invalid_host → forbidden_origin (and CORS) → 401 → 415 → 400 (body).
   app.use(hostGuard(deps.edge.allowedHosts));
+  // Emailed links check their own origin (their form posts send `Origin: null` under no-referrer)
+  // and carry their credential in the path: before the origin guard and bearer auth.
+  if (deps.decide) app.route("/decide", deps.decide);
   for (const guard of originGuard(deps.edge.corsOrigins)) app.use(guard);
   // The page and the API's description need no token: the page asks for one when the API answers 401.
   app.route("/", webPageRoutes(deps.webDir));
@@ -63,12 +66,12 @@ export function createApp(deps: AppDeps): Hono {
     // error): nobody reads this answer.
     if (err instanceof BodyAborted || (!(err instanceof AppError) && c.req.raw.signal.aborted)) {
       // The client left mid-upload: nobody reads this answer; one line, no stack.
-      deps.log.warn("request body aborted", { method: c.req.method, path: c.req.path.slice(0, 200), reason: (err as Error).message });
+      deps.log.warn("request body aborted", { method: c.req.method, path: loggedPath(c.req.path), reason: (err as Error).message });
       return c.json<ErrorBody>({ error: { code: "invalid_request", message: "The request body could not be read" } }, 400);
     }
     const storage = storageFaultError(err);
     if (storage) {
-      deps.log.warn("storage unavailable", { method: c.req.method, path: c.req.path, message: (err as Error).message });
+      deps.log.warn("storage unavailable", { method: c.req.method, path: loggedPath(c.req.path), message: (err as Error).message });
       err = storage;
     }
     if (err instanceof AppError) {
@@ -79,7 +82,7 @@ export function createApp(deps: AppDeps): Hono {
       const call = err.call !== undefined ? { call: err.call } : {};
       return c.json<ErrorBody>({ error: { code: err.code, message: deps.scrub(err.message), ...call } }, status);
     }
-    deps.log.error("unhandled error", { method: c.req.method, path: c.req.path, err });
+    deps.log.error("unhandled error", { method: c.req.method, path: loggedPath(c.req.path), err });
     return c.json<ErrorBody>({ error: { code: "internal_error", message: "Internal server error" } }, 500);
   });
 

@@ -154,4 +154,16 @@ describe.skipIf(skip)("nginx in front of two replicas on PostgreSQL (deploy/)", 
     expect(res.statusCode).toBe(400);
     expect((await json(res)).error.code).toBe("invalid_host");
   });
+
+  it("the access log writes an emailed link's path as /decide/[token], never the token", async () => {
+    const token = "tok3n-in-the-path-Abcdefghijklmnopqrstuvwx";
+    await viaProxy({ method: "GET", path: `/decide/${token}` });
+    const logged = async () => {
+      while (!proxy.accessLog().includes("/decide/")) await new Promise((res) => setTimeout(res, 10));
+      return proxy.accessLog();
+    };
+    const log = await within(logged(), { ms: 5_000, failure: "nginx wrote no access log line for the request" });
+    expect(log).toContain('"GET /decide/[token] HTTP/1.1"');
+    expect(log).not.toContain(token);
+  });
 });

@@ -10,7 +10,7 @@ import { loadConfig } from "../../src/config.js";
 import { silentLogger } from "../../src/logger.js";
 import { createTollgate, type Tollgate, type TollgateOptions } from "../../src/index.js";
 
-export interface InProcessOptions extends Omit<TollgateOptions, "config" | "log"> {
+export interface InProcessOptions extends Omit<TollgateOptions, "config"> {
   /** Variables for `loadConfig` besides `DATA_DIR`. */
   env?: Record<string, string>;
 }
@@ -23,10 +23,10 @@ export function inProcessTollgates(): (options?: InProcessOptions) => Promise<To
     for (const tg of open.splice(0)) await tg.close();
     for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
   });
-  return async ({ env = {}, ...options } = {}) => {
+  return async ({ env = {}, log = silentLogger, ...options } = {}) => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tollgate-in-process-"));
     dirs.push(dataDir);
-    const tg = await createTollgate({ config: loadConfig({ ...env, DATA_DIR: dataDir }), log: silentLogger, ...options });
+    const tg = await createTollgate({ config: loadConfig({ ...env, DATA_DIR: dataDir }), log, ...options });
     open.push(tg);
     return tg;
   };

@@ -24,6 +24,8 @@ export interface RunningNginx {
   /** `http://127.0.0.1:<port>` */
   url: string;
   port: number;
+  /** The recipe's access log, as written so far. */
+  accessLog(): string;
   /** Stops nginx and removes its temp dir. */
   stop(): Promise<void>;
 }
@@ -32,7 +34,7 @@ export interface RunningNginx {
  * The recipe with its `server host:port` lines replaced by `upstreams` (in order), its `listen`
  * by `port`; `extraHttp` goes into the wrapper's http block (e.g. a header naming the upstream).
  */
-export function recipeFor(o: { upstreams: readonly string[]; port: number }): string {
+export function recipeFor(o: { upstreams: readonly string[]; port: number; accessLog: string }): string {
   let i = 0;
   const text = fs.readFileSync(RECIPE, "utf8").replace(/^(\s*)server 127\.0\.0\.1:\d+(.*);$/gm, (_m, indent: string, rest: string) => {
     const up = o.upstreams[i++];
@@ -40,7 +42,7 @@ export function recipeFor(o: { upstreams: readonly string[]; port: number }): st
     return `${indent}server ${up}${rest};`;
   });
   if (i !== o.upstreams.length) throw new Error(`the recipe names ${i} upstream servers, the test started ${o.upstreams.length}`);
-  return text.replace(/^(\s*)listen 80;$/m, `$1listen 127.0.0.1:${o.port};`);
+  return text.replace(/^(\s*)listen 80;$/m, `$1listen 127.0.0.1:${o.port};`).replace("/var/log/nginx/tollgate.access.log", o.accessLog);
 }
 
 /** Starts nginx on the recipe and waits until it answers. */
@@ -48,7 +50,7 @@ export async function startNginx(o: { upstreams: readonly string[]; extraHttp?: 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tollgate-nginx-"));
   const port = await freePort();
   for (const d of ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"]) fs.mkdirSync(path.join(dir, d));
-  fs.writeFileSync(path.join(dir, "tollgate.conf"), recipeFor({ upstreams: o.upstreams, port }));
+  fs.writeFileSync(path.join(dir, "tollgate.conf"), recipeFor({ upstreams: o.upstreams, port, accessLog: path.join(dir, "tollgate.access.log") }));
   fs.writeFileSync(
     path.join(dir, "nginx.conf"),
     [
@@ -87,6 +89,7 @@ export async function startNginx(o: { upstreams: readonly string[]; extraHttp?: 
   return {
     url,
     port,
+    accessLog: () => readIf(path.join(dir, "tollgate.access.log")),
     async stop() {
       if (child.exitCode === null) {
         child.kill("SIGQUIT");

@@ -1,4 +1,5 @@
 import { approvalWebhookBody, type ApprovalWebhook } from "../../ops/index.js";
+import { takesPartialDecisions } from "../../gate/index.js";
 import type { InterruptProgress, NewInterrupt, StoreOps } from "../../store/index.js";
 import { interruptPayload } from "./interrupt-payload.js";
 import type { RunContext } from "../run-context.js";
@@ -23,7 +24,7 @@ export async function enqueueApprovalWebhook(ctx: RunContext, tx: StoreOps, o: A
   if (!ctx.settings.webhooks && !channels.length) return;
   const thread = await tx.threads.get(record.thread_id);
   const shown = ctx.redactor.interrupt(interruptPayload(record));
-  const body = approvalWebhookBody({
+  const change: ApprovalWebhook = {
     type,
     thread_id: record.thread_id,
     interrupt_id: record.interrupt_id,
@@ -32,8 +33,13 @@ export async function enqueueApprovalWebhook(ctx: RunContext, tx: StoreOps, o: A
     requested_by: thread?.owner ?? record.requester ?? "",
     ...extra,
     at: new Date(at).toISOString(),
-  });
+  };
+  const body = approvalWebhookBody(change);
   if (ctx.settings.webhooks) await tx.webhooks.enqueue(record.thread_id, body, at);
-  // The same masked body in each channel's lane: a dead webhook holds no Slack message back.
-  for (const lane of channels) await tx.webhooks.enqueue(record.thread_id, body, { at, lane, ref: record.interrupt_id });
+  // Each channel in its own lane, from the same masked change: a dead webhook holds no Slack message back.
+  const who = { owner: thread?.owner ?? "", requester: record.requester ?? null, partial: takesPartialDecisions(record) };
+  for (const c of channels) {
+    const deliveries = c.deliveries ? c.deliveries(change, who) : [{ ref: record.interrupt_id, body }];
+    for (const d of deliveries) await tx.webhooks.enqueue(record.thread_id, d.body, { at, lane: c.lane, ref: d.ref });
+  }
 }
