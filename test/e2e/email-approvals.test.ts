@@ -146,6 +146,10 @@ const settled = async (r: Rig, id: string) => {
     await new Promise((res) => setTimeout(res, 10));
   }
 };
+/** Resolves once no delivery of the thread is still owed or in flight. */
+const allSent = async (r: Rig, id: string) => {
+  while ((await r.t.store.webhooks.list(id)).some((d) => d.status === "pending")) await new Promise((res) => setTimeout(res, 5));
+};
 const metricsOf = async (r: Rig) => (await r.t.app.request("/metrics", { headers: { authorization: "Bearer tok-metrics-01" } })).text();
 
 describe("the request mail", () => {
@@ -302,6 +306,28 @@ describe("the links follow the interrupt", () => {
     expect(gone.status).toBe(410);
     expect((await r.post(link, { decision: "approve" })).status).toBe(410);
     expect(refunds).toEqual(["A-8"]);
+  });
+
+  it("an escalation mails again (Still waiting) to who has not yet approved; the first links still work", async () => {
+    const clock = new FakeClock(Date.now());
+    const r = await rig({ clock, env: { APPROVAL_ESCALATE_SECONDS: "60" } });
+    await asked(r, "escalate", "A-11", 60_000);
+    const [fin1, fin2] = await Promise.all([r.smtp.nextTo("fin1@example.com"), r.smtp.nextTo("fin2@example.com")]);
+    expect((await r.post(linkIn(fin1!), { decision: "approve" })).status).toBe(200);
+    // Every send recorded before time jumps: a jump past a claim's lease would send it again.
+    await within(allSent(r, "escalate"), { ms: 5_000, failure: "the mails' outcomes were not recorded" });
+    clock.advance(61_000);
+    await r.t.expiry.sweep();
+    const again = await r.smtp.nextTo("fin2@example.com");
+    expect(again.subject).toBe("Still waiting for your approval: refund_order");
+    expect(again.text).toContain("approved by fin1");
+    // fin1 approved already: nothing more to decide, no second mail.
+    expect(r.smtp.mails.filter((m) => m.to.includes("fin1@example.com"))).toHaveLength(1);
+    expect((await r.post(linkIn(fin2!), { decision: "approve" })).status).toBe(200);
+    expect((await settled(r, "escalate")).last_outcome).toBe("completed");
+    expect(refunds).toEqual(["A-11"]);
+    // The escalation's own link died with the interrupt.
+    expect((await r.get(linkIn(again))).status).toBe(410);
   });
 
   it("SMTP refusing for a while, then back: the mail is retried until accepted; the run never waited", async () => {

@@ -348,6 +348,34 @@ describe("the message follows the interrupt", () => {
     expect(audit[0]).not.toHaveProperty("channel_user");
   });
 
+  it("a cancel by the owner updates the message (Cancelled by alice, no buttons); a click after it is refused and runs nothing", async () => {
+    const r = await rig();
+    const { posted, button } = await asked(r, "cancel", "A-16", 100);
+    await r.client("tok-alice-0001").cancel("cancel");
+    const done = await updated(r, posted.answer.ts, (s) => s.includes("Cancelled") && s.includes("cancelled by alice"));
+    expect(buttonOf(done, APPROVE_ACTION)).toBeUndefined();
+    await r.post(click("UOPS", APPROVE_ACTION, button));
+    expect((await ephemeralTo(r, "UOPS")).args.text).toMatch(/^Not applied: /);
+    expect(refunds).toEqual([]);
+  });
+
+  it("an escalation updates the message (Still waiting for approval) and keeps its buttons, which still decide", async () => {
+    const clock = new FakeClock(Date.now());
+    const r = await rig({ clock, env: { APPROVAL_ESCALATE_SECONDS: "60" } });
+    const { posted, interrupt } = await asked(r, "escalate", "A-17", 100);
+    // The post's outcome recorded before time jumps: a jump past its lease would take it as lost.
+    await within(receiptOf(r, interrupt.interrupt_id), { ms: 5_000, failure: "the posted message's ts was not recorded" });
+    clock.advance(61_000);
+    await r.t.expiry.sweep();
+    const still = await updated(r, posted.answer.ts, (s) => s.includes("Still waiting for approval"));
+    const button = buttonOf(still, APPROVE_ACTION);
+    expect(button).toBeDefined();
+    await r.post(click("UOPS", APPROVE_ACTION, button!));
+    await updated(r, posted.answer.ts, (s) => s.includes("decided by ops"));
+    expect((await settled(r, "escalate")).last_outcome).toBe("completed");
+    expect(refunds).toEqual(["A-17"]);
+  });
+
   it("Slack down for a while, then back: the message is retried until accepted (Retry-After honoured); the run never waited", async () => {
     const r = await rig();
     r.slack.failNext(2, { status: 503 });
