@@ -3,7 +3,7 @@ import { type Clock, systemClock } from "./clock.js";
 import { type Config, ConfigError, type EmailSettings } from "./config.js";
 import { jsonLogger, type Logger } from "./logger.js";
 import { chatModelName, createModel } from "./model/index.js";
-import { createSecretScrubber, createTracing, keySealer, NO_SEALER, sealingKeyFile, type Tracing, Metrics, NO_TRACING, scrubbingLogger, type SecretScrubber, skipIdleRunTrees, WebhookDispatcher, type WebhookOutcome } from "./ops/index.js";
+import { createSecretScrubber, createTracing, keySealer, NO_SEALER, sealingKeyFile, type Tracing, Metrics, NO_TRACING, scrubbingLogger, type SecretScrubber, skipIdleRunTrees, WebhookDispatcher, type WebhookOutcome, type DeliverySender } from "./ops/index.js";
 import { Access, createAuthenticator, Directory } from "./auth/index.js";
 import { createSlackFace, SLACK_LANE } from "./channels/slack/index.js";
 import { createEmailFace, EMAIL_LANE, emailChannel, PgDecisionTokenStore, smtpMailer, SqliteDecisionTokenStore } from "./channels/email/index.js";
@@ -208,34 +208,26 @@ export async function createTollgate(o: TollgateOptions): Promise<Tollgate> {
   const slack = config.slack
     ? createSlackFace({ slack: config.slack, timeoutMs: config.channelDelivery.timeoutMs, directory, runs, threads, access, log, metrics, now: () => clock.now(), pageUrl: config.publicUrl })
     : undefined;
-  const slackDelivery = slack
-    ? new WebhookDispatcher({
-        ...config.channelDelivery,
-        outbox: store.webhooks,
-        lane: slack.lane,
-        send: slack.send,
-        log: log.child({ channel: "slack" }),
-        now: () => clock.now(),
-        onOutcome: (outcome) => metrics.channelDelivery("slack", outcome),
-      })
-    : undefined;
-  slackDelivery?.start();
+  /** A channel's lane drained on the channel delivery settings, its outcomes counted under its name. */
+  const laneDispatcher = (channel: string, send: DeliverySender) => {
+    const d = new WebhookDispatcher({
+      ...config.channelDelivery,
+      outbox: store.webhooks,
+      lane: channel,
+      send,
+      log: log.child({ channel }),
+      now: () => clock.now(),
+      onOutcome: (outcome) => metrics.channelDelivery(channel, outcome),
+    });
+    d.start();
+    return d;
+  };
+  const slackDelivery = slack ? laneDispatcher(slack.lane, slack.send) : undefined;
   // Email only when configured: mails in their own lane, links at /decide.
   const emailFace = email
     ? createEmailFace({ publicUrl: email.settings.publicUrl, tokens: email.tokens, mailer: email.mailer, directory, runs, threads, access, log, now: () => clock.now() })
     : undefined;
-  const emailDelivery = emailFace
-    ? new WebhookDispatcher({
-        ...config.channelDelivery,
-        outbox: store.webhooks,
-        lane: EMAIL_LANE,
-        send: emailFace.send,
-        log: log.child({ channel: "email" }),
-        now: () => clock.now(),
-        onOutcome: (outcome) => metrics.channelDelivery("email", outcome),
-      })
-    : undefined;
-  emailDelivery?.start();
+  const emailDelivery = emailFace ? laneDispatcher(EMAIL_LANE, emailFace.send) : undefined;
   const appDeps = {
     runs,
     threads,

@@ -6,16 +6,16 @@
  * gate's own rules; links die when the interrupt closes, whoever closed it; no token in any log.
  * One case opens the link in Chromium against the server on a socket.
  */
+import fs from "node:fs";
 import type { AddressInfo } from "node:net";
+import os from "node:os";
+import path from "node:path";
 import { serve, type ServerType } from "@hono/node-server";
-import { tool } from "@langchain/core/tools";
 import { afterEach, describe, expect, it } from "vitest";
-import { z } from "zod";
 import { TollgateClient } from "../../src/client/index.js";
-import { createTollgate, defineTool, type Tollgate } from "../../src/index.js";
+import { createTollgate, type Tollgate } from "../../src/index.js";
 import { jsonLogger } from "../../src/logger.js";
 import type { InterruptPayload } from "../../src/protocol/index.js";
-import { ScriptedChatModel } from "../../src/testing/index.js";
 import { loadConfig } from "../../src/config.js";
 import { type CaughtMail, type SmtpCatcher, startSmtpCatcher } from "../fixtures/smtp/smtp-catcher.js";
 import { browserAvailable, launchChromium, pageInNewContext, skipBrowserSuite } from "../helpers/browser.js";
@@ -23,9 +23,7 @@ import { FakeClock } from "../helpers/fake-clock.js";
 import { inProcessTollgates } from "../helpers/in-process-tollgate.js";
 import { ensurePgDatabase, pgTestClusterUrl } from "../helpers/pg-test-db.js";
 import { within } from "../helpers/within.js";
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
+import { refundDesk } from "../fixtures/refund-desk.js";
 
 const open = inProcessTollgates();
 let smtp: SmtpCatcher | undefined;
@@ -44,27 +42,15 @@ const TOKENS = {
   "tok-metrics-01": { sub: "prom", roles: ["metrics"] },
 };
 
-/** A sensitive argument: it never leaves in a mail or a page. */
-const ACCOUNT = "DE89 3704 0044 0532 0130 00";
-
-let refunds: string[] = [];
-let amounts: number[] = [];
-const refund = defineTool(
-  tool(
-    async ({ order_id, cents }: { order_id: string; cents: number; account: string }) => {
-      refunds.push(order_id);
-      amounts.push(cents);
-      return `refunded ${order_id}`;
-    },
-    { name: "refund_order", description: "Refund an order", schema: z.object({ order_id: z.string(), cents: z.number().int(), account: z.string() }) },
-  ),
-  { kind: "irreversible", editable: true, sensitive: ["account"], policy: ({ cents }) => ((cents as number) > 50_000 ? { role: "finance", approvers: 2 } : "approver") },
-);
-
-const model = () =>
-  new ScriptedChatModel({
-    rules: [{ when: /refund (\S+) (\d+)/, reply: ({ match }) => ({ toolCalls: [{ name: "refund_order", args: { order_id: match[1]!, cents: Number(match[2]), account: ACCOUNT } }] }), then: "done" }],
-  });
+/** The refund tool and model of this test; `refunds` and `amounts`: what ran in it. */
+let desk = refundDesk();
+let refunds = desk.ran.orders;
+let amounts = desk.ran.cents;
+function freshDesk(): void {
+  desk = refundDesk();
+  refunds = desk.ran.orders;
+  amounts = desk.ran.cents;
+}
 
 /** The environment every server here runs with, mail to `smtpUrl`. */
 const emailEnv = (smtpUrl: string, publicUrl = PUBLIC_URL) => ({
@@ -96,16 +82,15 @@ interface Rig {
 }
 
 async function rig(o: { clock?: FakeClock; env?: Record<string, string> } = {}): Promise<Rig> {
-  refunds = [];
-  amounts = [];
+  freshDesk();
   smtp = await startSmtpCatcher();
   const logLines: string[] = [];
   const t = await open({
     env: { ...(await databaseEnv()), ...emailEnv(smtp.url), ...o.env },
     ...(o.clock ? { clock: o.clock } : {}),
     log: jsonLogger({ level: "debug", destination: { write: (line: string) => logLines.push(line) } }),
-    model: model(),
-    tools: () => [refund],
+    model: desk.model(),
+    tools: () => [desk.refund],
     systemPrompt: "",
   });
   const pathOf = (link: string) => new URL(link).pathname;
@@ -358,7 +343,7 @@ describe.skipIf(skipBrowserSuite("email approvals in Chromium", avail))("the lin
   });
 
   it("the page opens under its CSP without a violation; Approve runs the refund once; the page says so", async () => {
-    refunds = [];
+    freshDesk();
     smtp = await startSmtpCatcher();
     // The port first: PUBLIC_URL must name it.
     const holder: { fetch?: (req: Request) => Response | Promise<Response> } = {};
@@ -370,8 +355,8 @@ describe.skipIf(skipBrowserSuite("email approvals in Chromium", avail))("the lin
     t = await createTollgate({
       config: loadConfig({ ...(await databaseEnv()), ...emailEnv(smtp.url, publicUrl), DATA_DIR: dataDir }),
       log: jsonLogger({ level: "silent", destination: { write: () => {} } }),
-      model: model(),
-      tools: () => [refund],
+      model: desk.model(),
+      tools: () => [desk.refund],
       systemPrompt: "",
     });
     const app = t.app;

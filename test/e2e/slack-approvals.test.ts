@@ -8,20 +8,18 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { tool } from "@langchain/core/tools";
 import { afterEach, describe, expect, it } from "vitest";
-import { z } from "zod";
 import { TollgateClient } from "../../src/client/index.js";
 import { APPROVE_ACTION, REJECT_ACTION, REJECT_VIEW } from "../../src/channels/slack/index.js";
 import { loadConfig } from "../../src/config.js";
-import { createTollgate, defineTool, type Tollgate } from "../../src/index.js";
+import { createTollgate, type Tollgate } from "../../src/index.js";
 import { silentLogger } from "../../src/logger.js";
-import { ScriptedChatModel } from "../../src/testing/index.js";
 import { click, type SlackCall, slackRequest, startSlackStandIn, type SlackStandIn } from "../fixtures/slack/slack-stand-in.js";
 import { FakeClock } from "../helpers/fake-clock.js";
 import { inProcessTollgates } from "../helpers/in-process-tollgate.js";
 import { ensurePgDatabase, pgTestClusterUrl } from "../helpers/pg-test-db.js";
 import { within } from "../helpers/within.js";
+import { refundDesk } from "../fixtures/refund-desk.js";
 
 const open = inProcessTollgates();
 let slack: SlackStandIn | undefined;
@@ -49,28 +47,15 @@ const slackEnv = (apiUrl: string) => ({
   SLACK_API_URL: apiUrl,
 });
 
-/** A sensitive argument: it never leaves through Slack. */
-const ACCOUNT = "DE89 3704 0044 0532 0130 00";
-
-/** Refunds that ran, by order: the gate's "exactly once" is counted here. */
-let refunds: string[] = [];
-let amounts: number[] = [];
-const refund = defineTool(
-  tool(
-    async ({ order_id, cents }: { order_id: string; cents: number; account: string }) => {
-      refunds.push(order_id);
-      amounts.push(cents);
-      return `refunded ${order_id}`;
-    },
-    { name: "refund_order", description: "Refund an order", schema: z.object({ order_id: z.string(), cents: z.number().int(), account: z.string() }) },
-  ),
-  { kind: "irreversible", editable: true, sensitive: ["account"], policy: ({ cents }) => ((cents as number) > 50_000 ? { role: "finance", approvers: 2 } : "approver") },
-);
-
-const model = () =>
-  new ScriptedChatModel({
-    rules: [{ when: /refund (\S+) (\d+)/, reply: ({ match }) => ({ toolCalls: [{ name: "refund_order", args: { order_id: match[1]!, cents: Number(match[2]), account: ACCOUNT } }] }), then: "done" }],
-  });
+/** The refund tool and model of this test; `refunds` and `amounts`: what ran in it. */
+let desk = refundDesk();
+let refunds = desk.ran.orders;
+let amounts = desk.ran.cents;
+function freshDesk(): void {
+  desk = refundDesk();
+  refunds = desk.ran.orders;
+  amounts = desk.ran.cents;
+}
 
 interface Rig {
   t: Tollgate;
@@ -82,8 +67,7 @@ interface Rig {
 }
 
 async function rig(o: { clock?: FakeClock; env?: Record<string, string> } = {}): Promise<Rig> {
-  refunds = [];
-  amounts = [];
+  freshDesk();
   slack = await startSlackStandIn();
   const s = slack;
   const clock = o.clock ?? { now: () => Date.now() };
@@ -102,8 +86,8 @@ async function rig(o: { clock?: FakeClock; env?: Record<string, string> } = {}):
       ...o.env,
     },
     ...(o.clock ? { clock: o.clock } : {}),
-    model: model(),
-    tools: () => [refund],
+    model: desk.model(),
+    tools: () => [desk.refund],
     systemPrompt: "",
   });
   return {
@@ -392,7 +376,7 @@ describe("the message follows the interrupt", () => {
   });
 
   it("a message owed when the server stops is sent by the next one on the same database: the outbox survives restarts", async () => {
-    refunds = [];
+    freshDesk();
     slack = await startSlackStandIn();
     const s = slack;
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tollgate-slack-restart-"));
@@ -406,7 +390,7 @@ describe("the message follows the interrupt", () => {
       DATA_DIR: dataDir,
       ...(cluster ? { DATABASE_URL: await ensurePgDatabase(cluster, dataDir) } : {}),
     };
-    const start = () => createTollgate({ config: loadConfig(env), log: silentLogger, model: model(), tools: () => [refund], systemPrompt: "" });
+    const start = () => createTollgate({ config: loadConfig(env), log: silentLogger, model: desk.model(), tools: () => [desk.refund], systemPrompt: "" });
     let t = await start();
     try {
       s.failNext(1, { status: 503 });
