@@ -258,11 +258,16 @@ export class TollgateSession {
    * when this one closed the last, the run it started is followed.
    */
   async #decideOne(pending: InterruptPayload, decision: Decision): Promise<void> {
-    if (this.#submitting || this.#status !== "waiting_human" || this.#live) return;
+    if (this.#submitting) return;
     this.#error = null;
     this.#submitting = true;
     this.#emit();
     try {
+      // Approve pressed while the load's replay still reads (the card shows from the thread's
+      // view, before the replay is in) waits for it, as `decide` does: turned away by the open
+      // replay stream, the click would be lost without a word and the card would wait forever.
+      if (this.#loading && this.#status !== "running") await this.#loading;
+      if (this.#disposed || this.#status !== "waiting_human" || this.#live || this.#pending?.interrupt_id !== pending.interrupt_id) return;
       const taken = await this.#client.resumeDetached(this.threadId, pending.interrupt_id, { decisions: [decision] });
       if (taken.run_id === null) {
         await this.refresh();

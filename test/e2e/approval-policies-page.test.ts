@@ -8,6 +8,7 @@
  */
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { TollgateClient } from "../../src/client/index.js";
 import { assertBrowserAvailable, browserAvailable, launchChromium, skipBrowserSuite } from "../helpers/browser.js";
 import { browserProfiles } from "../helpers/browser-profiles.js";
 import { callIdOf, chat, screenshot, sendMessage, uniqueThreadId, waitForStatus, waitForToolStatus } from "../helpers/page-driver.js";
@@ -118,6 +119,42 @@ describe.skipIf(skip)("approval policies on the web page", () => {
     await screenshot(fin2, "32-quorum-second-approval-ran");
     // The owner's page shows the result by itself.
     await waitForToolStatus(page, callId, "ok");
+    expect(refundsFor(callId)).toHaveLength(1);
+  });
+
+  it("the second of finance presses Approve while the page's replay of the thread is still reading: the approval is sent once it is in, and the refund runs", async () => {
+    // The owner asks and fin1 approves through the API; only fin2's page is under test.
+    const id = uniqueThreadId("quorum-replay");
+    await new TollgateClient({ baseUrl: server.url, token: OWNER }).run(id, "refund order A-1004 600 dollars", { on_disconnect: "continue" }).collect();
+    const fin1 = new TollgateClient({ baseUrl: server.url, token: FIN1 });
+    const { pending } = await fin1.getThread(id);
+    const callId = pending!.calls[0]!.call_id;
+    expect(await fin1.resumeDetached(id, pending!.interrupt_id, { decisions: [{ call_id: callId, approved: true }] })).toMatchObject({ run_id: null });
+
+    // fin2's page shows the card from the thread's view, then replays the thread's latest run:
+    // that replay (its first GET …/stream) is held until Approve has been pressed.
+    const fin2 = await newPage();
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let replaying!: () => void;
+    const replayAsked = new Promise<void>((r) => (replaying = r));
+    let streams = 0;
+    await fin2.route(/\/threads\/[^/]+\/stream$/, async (route) => {
+      if (++streams === 1) {
+        replaying();
+        await held;
+      }
+      await route.continue();
+    });
+    await signIn(fin2, FIN2, "fin2", id);
+    const card = chat(fin2).approvalCard("refund_order");
+    await card.getByTestId("policy").filter({ hasText: /approved by fin1$/ }).waitFor();
+    await replayAsked;
+    await card.getByRole("button", { name: "Approve", exact: true }).click();
+    release();
+    await waitForToolStatus(fin2, callId, "ok");
+    await chat(fin2).answers.filter({ hasText: "Done: refunded $600.00 on A-1004." }).waitFor();
+    await waitForStatus(fin2, "idle");
     expect(refundsFor(callId)).toHaveLength(1);
   });
 

@@ -14,18 +14,20 @@ import { startStack, threadId, type Stack } from "./support.js";
 const TOKENS = {
   "tok-alice-0001": { sub: "alice", roles: ["user"] },
   "tok-ops-000001": { sub: "ops", roles: ["approver"] },
+  "tok-fin1-00001": { sub: "fin1", roles: ["finance"] },
+  "tok-fin2-00001": { sub: "fin2", roles: ["finance"] },
 };
 
 let demo: ServerProcess; // slow tokens, so a run can be stopped or joined mid-stream
 let shortTtl: ServerProcess; // approvals expire in 1.5 s
-let auth: ServerProcess; // alice (user) and ops (approver)
+let auth: ServerProcess; // alice (user), ops (approver), fin1 and fin2 (finance: a refund above $500 needs both)
 let fake: Stack; // a scripted OpenAI-compatible model
 
 beforeAll(async () => {
   [demo, shortTtl, auth, fake] = await Promise.all([
     startServer({ DEMO_TOKEN_DELAY_MS: "30" }),
     startServer({ DEMO_TOKEN_DELAY_MS: "0", APPROVAL_TTL_SECONDS: "1.5", EXPIRY_SWEEP_MS: "50" }),
-    startServer({ DEMO_TOKEN_DELAY_MS: "0", AUTH_TOKENS: JSON.stringify(TOKENS) }),
+    startServer({ DEMO_TOKEN_DELAY_MS: "0", AUTH_ROLES: "finance", AUTH_TOKENS: JSON.stringify(TOKENS) }),
     startStack({ MAX_ROUNDS: "1" }),
   ]);
 }, 60_000);
@@ -495,6 +497,56 @@ describe("request errors", () => {
     const db = openDb(demo.dataDir);
     try {
       expect(db.rows("refunds", "call_id = ?", callId)).toHaveLength(1);
+    } finally {
+      db.close();
+    }
+  });
+
+  it("Approve on a quorum card pressed while the load's replay is still reading is sent once the replay is in, and closes the quorum", async () => {
+    // fin1 has approved a $600 refund; fin2 opens the thread and approves as soon as the card
+    // shows (from the thread's view), while the load's replay of the run is still on its way.
+    const id = threadId("quorum-early-approve");
+    const alice = session(auth, id, { token: "tok-alice-0001" });
+    await alice.start();
+    await alice.send("refund order A-1003 600 dollars");
+    const callId = alice.getSnapshot().pending!.calls[0]!.call_id;
+    const fin1 = new TollgateClient({ baseUrl: auth.url, token: "tok-fin1-00001" });
+    const { pending } = await fin1.getThread(id);
+    expect(pending?.calls[0]).toMatchObject({ call_id: callId, policy: "quorum" });
+    expect(await fin1.resumeDetached(id, pending!.interrupt_id, { decisions: [{ call_id: callId, approved: true }] })).toMatchObject({ run_id: null });
+    // The load's replay (the first GET …/stream) is held until Approve has been pressed.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let replaying!: () => void;
+    const replayAsked = new Promise<void>((r) => (replaying = r));
+    let streams = 0;
+    const net: typeof fetch = async (input, init) => {
+      if (new URL(String(input)).pathname.endsWith("/stream") && ++streams === 1) {
+        replaying();
+        await held;
+      }
+      return fetch(input, init);
+    };
+    const s = session(auth, id, { token: "tok-fin2-00001", fetch: net });
+    const loading = s.start();
+    await waitFor(s, "the card from the thread's view", (x) => x.pending !== null && x.canDecide);
+    await replayAsked;
+    const approving = s.approve(callId);
+    const whileReplaying = s.getSnapshot();
+    release();
+    await loading;
+    await approving;
+    const end = await waitFor(s, "approved by the second of finance", (x) => x.status === "idle" && card(x, "refund_order")?.status === "ok");
+    expect(end).toMatchObject({ pending: null, error: null, submitting: false, drafts: {} });
+    // The click was taken at once: the card said so while it waited for the replay.
+    expect(whileReplaying).toMatchObject({ status: "waiting_human", submitting: true });
+    const db = openDb(auth.dataDir);
+    try {
+      expect(db.rows("refunds", "call_id = ?", callId)).toHaveLength(1);
+      expect(db.rows("audit", "thread_id = ?", id)).toMatchObject([
+        { decision: "approved", by_sub: "fin1" },
+        { decision: "approved", by_sub: "fin2" },
+      ]);
     } finally {
       db.close();
     }
