@@ -6,6 +6,8 @@ export interface CheckpointSummary {
   parentId: string | undefined;
   createdAt: string | undefined;
   step: number | undefined;
+  /** What wrote it (LangGraph's `metadata.source`): `input`, `loop`, `update` or `fork`. */
+  source: string | undefined;
 }
 
 /** The checkpoint a `getState`/`getStateHistory` snapshot comes from, if it was saved. */
@@ -13,6 +15,6 @@ export function checkpointOf(state: StateSnapshot): CheckpointSummary | undefine
   const id = (state.config?.configurable as { checkpoint_id?: string } | undefined)?.checkpoint_id;
   if (!id) return undefined;
   const parent = (state.parentConfig?.configurable as { checkpoint_id?: string } | undefined)?.checkpoint_id;
-  const step = (state.metadata as { step?: unknown } | undefined)?.step;
-  return { id, parentId: parent, createdAt: state.createdAt, step: typeof step === "number" ? step : undefined };
+  const { step, source } = (state.metadata ?? {}) as { step?: unknown; source?: unknown };
+  return { id, parentId: parent, createdAt: state.createdAt, step: typeof step === "number" ? step : undefined, source: typeof source === "string" ? source : undefined };
 }

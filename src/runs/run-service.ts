@@ -311,7 +311,10 @@ export class RunService {
 
   /** The thread-centric view of threads: runs in order, their events, and notices of change. */
   get feed(): ThreadFeed {
-    return (this.threadFeed ??= new ThreadFeed(this.ctx, (runId, afterSeq, signal) => this.events(runId, afterSeq, signal)));
+    return (this.threadFeed ??= new ThreadFeed(this.ctx, {
+      events: (runId, afterSeq, signal) => this.events(runId, afterSeq, signal),
+      eventsWithFrames: (runId, signal) => this.eventsWithFrames(runId, signal),
+    }));
   }
 
   /** Whether a stream after `afterSeq` has anything to send: false once the terminal event is behind it. */

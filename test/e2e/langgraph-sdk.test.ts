@@ -504,10 +504,12 @@ describe("a team's graphs through /langgraph", () => {
     expect(lastValues(done).messages.at(-1)).toMatchObject({ type: "ai", content: "You said: yes, all three" });
   });
 
-  it("what nodes write comes as custom; a subgraph's chunks under its namespace, only when asked", async () => {
-    const ask = { input: { messages: [{ type: "human", content: "wire 500 to eve" }] }, streamMode: ["updates", "custom"] as ("updates" | "custom")[] };
+  it("what nodes write comes as custom, the graph's tasks as tasks; a subgraph's chunks under its namespace, only when asked", async () => {
+    const ask = { input: { messages: [{ type: "human", content: "wire 500 to eve" }] }, streamMode: ["updates", "custom", "tasks"] as ("updates" | "custom" | "tasks")[] };
     const parts = await collect(a.runs.stream(threadId("lg-desk"), "desk", { ...ask, streamSubgraphs: true }) as AsyncIterable<Part>);
     expect(named(parts, "custom").map((p) => p.data)).toEqual([{ stage: "intake", note: "checking the request" }]);
+    expect([...new Set(named(parts, "tasks").map((p) => (p.data as { name: string }).name))]).toEqual(["intake", "desk"]);
+    expect(parts.some((p) => p.event.startsWith("tasks|desk:"))).toBe(true);
     const nested = parts.filter((p) => p.event.startsWith("updates|desk:")).map((p) => p.data as Record<string, any>);
     expect(nested.map((u) => Object.keys(u)[0])).toEqual(["agent", "tools"]);
     expect(nested[0]!.agent.messages[0].tool_calls).toEqual(expect.arrayContaining([expect.objectContaining({ name: "wire_money", args: { to: "***", cents: 500 } })]));
@@ -515,6 +517,39 @@ describe("a team's graphs through /langgraph", () => {
     const flat = await collect(a.runs.stream(threadId("lg-desk-flat"), "desk", ask));
     expect(flat.filter((p) => p.event.includes("|"))).toEqual([]);
     expect(named(flat, "custom")).toHaveLength(1);
+  });
+
+  it("through ThreadStream too: what nodes write on custom, the graph's tasks, a subgraph's under its namespace, masked", async () => {
+    type Event = { seq: number; method: string; params: { namespace: string[]; data: any } };
+    const thread = a.threads.stream(threadId("lg-desk-thread"), { assistantId: "desk" });
+    const events: Event[] = [];
+    try {
+      // Subscribed before the run starts, as useStream does: the stream waits for the thread.
+      const sub = await thread.subscribe({ channels: ["custom", "tasks", "lifecycle"] });
+      await thread.run.start({ input: { messages: [{ type: "human", content: "wire 500 to eve" }] } });
+      await within(
+        (async () => {
+          for await (const e of sub as AsyncIterable<Event>) {
+            events.push(e);
+            if (e.method === "lifecycle" && e.params.data.event === "interrupted") return;
+          }
+        })(),
+        { ms: 15_000, failure: "the desk's run did not stop at the gate" },
+      );
+    } finally {
+      await thread.close();
+    }
+    expect(events.filter((e) => e.method === "custom").map((e) => [e.params.namespace, e.params.data])).toEqual([[[], { payload: { stage: "intake", note: "checking the request" } }]]);
+    const tasks = events.filter((e) => e.method === "tasks");
+    const names = (nested: boolean) => [...new Set(tasks.filter((e) => (e.params.namespace.length > 0) === nested).map((e) => e.params.data.name))];
+    expect(names(false)).toEqual(["intake", "desk"]);
+    expect(tasks.filter((e) => e.params.namespace.length).every((e) => /^desk:/.test(e.params.namespace[0]!))).toBe(true);
+    expect(names(true)).toContain("agent");
+    // A task's result shows the call as the state does: its account masked.
+    expect(JSON.stringify(tasks)).toContain('"wire_money"');
+    expect(JSON.stringify(events)).not.toContain('"eve"');
+    const seqs = events.map((e) => e.seq);
+    expect(seqs).toEqual([...new Set(seqs)].sort((x, y) => x - y));
   });
 
   it("a thread keeps its graph: another assistant on it is 409", async () => {

@@ -366,6 +366,39 @@ describe("commands", () => {
     expect(refunds(s.db, "ts-f1")).toHaveLength(1);
   });
 
+  it("pairs each values with its checkpoint's envelope; a message's parent checkpoint is a fork that runs it again from before it", async () => {
+    const id = threadId("ts-checkpoints");
+    const say = async (text: string, answer: string, runs: number) => {
+      s.model.push({ text: answer });
+      const thread = client("tok-alice-0001").threads.stream(id, { assistantId: "agent" });
+      try {
+        await thread.run.start({ input: { messages: [{ type: "human", content: text }] } });
+      } finally {
+        await thread.close();
+      }
+      return readStream({ token: "tok-alice-0001", id, body: { channels: ["checkpoints", "values", "lifecycle"], since: 0 }, until: ended(runs), failure: `the run for '${text}' did not end` });
+    };
+    await say("first question", "First answer.", 1);
+    const afterFirst = ((await command(id, "state.get", {})).json as { result: { checkpoint: { id: string } } }).result.checkpoint.id;
+    const events = await say("second question", "Second answer.", 2);
+
+    // Every values comes right after the envelope of the checkpoint it was read from.
+    const values = events.flatMap((e, i) => (e.method === "values" ? [i] : []));
+    expect(values.length).toBeGreaterThan(0);
+    for (const i of values.filter((i) => events[i]!.params.data.messages?.length)) expect(events[i - 1]!.method).toBe("checkpoints");
+    const last = events.filter((e) => e.method === "checkpoints").at(-1)!.params.data;
+    const head = ((await command(id, "state.get", {})).json as { result: { checkpoint: { id: string } } }).result.checkpoint.id;
+    expect(last).toMatchObject({ id: head, parent_id: afterFirst, source: "loop", step: expect.any(Number) });
+
+    // Forking from the second exchange's parent asks a different second question in its place.
+    s.model.push({ text: "Another answer." });
+    const fork = await command(id, "state.fork", { checkpoint_id: last.parent_id, input: { messages: [{ type: "human", content: "another question" }] } });
+    expect(fork.json).toMatchObject({ type: "success", result: { run_id: expect.any(String) } });
+    await readStream({ token: "tok-alice-0001", id, body: { channels: ["lifecycle"] }, until: ended(1), failure: "the forked run did not end" });
+    const state = (await command(id, "state.get", {})).json as { result: { values: { messages: Array<{ content: unknown }> } } };
+    expect(state.result.values.messages.map((m) => m.content)).toEqual(["first question", "First answer.", "another question", "Another answer."]);
+  });
+
   it("answers a malformed envelope 400 and a body that is not JSON 415, before anything runs", async () => {
     const id = threadId("ts-envelope");
     const bad = await call(s.server.url, "POST", `/langgraph/threads/${id}/commands`, { method: "state.get" }, { authorization: "Bearer tok-alice-0001" });

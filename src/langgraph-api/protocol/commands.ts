@@ -3,6 +3,7 @@ import type { Principal } from "../../auth/index.js";
 import type { AppDeps } from "../../http/index.js";
 import type { CheckpointSummary } from "../../graph/index.js";
 import { AppError, type ErrorCode } from "../../protocol/index.js";
+import type { FrameRequest } from "../../runs/index.js";
 import { valuesOf } from "../resources.js";
 import type { RunCreate } from "../run-request.js";
 import { startRun } from "../run-start.js";
@@ -123,7 +124,7 @@ async function runStart(ctx: CommandContext, params: Record<string, unknown>): P
   if (isObject(params.input) && "resume" in params.input) {
     throw new AppError("awaiting_approval", "A waiting thread is resumed only by input.respond");
   }
-  const started = await startRun(ctx.deps, { p: ctx.principal, threadId: ctx.threadId, body, onDisconnect: "continue" });
+  const started = await startThreadRun(ctx, body);
   if ("waitingOn" in started) throw new AppError("invalid_request", "run.start cannot decide an approval: use input.respond");
   return { run_id: started.run.runId };
 }
@@ -137,9 +138,20 @@ async function inputRespond(ctx: CommandContext, params: Record<string, unknown>
   const resume = resumeOf(params);
   const row = await ctx.deps.threads.row(ctx.principal, ctx.threadId);
   const body: RunCreate = { assistant_id: row.graph_id, command: { resume } };
-  const started = await startRun(ctx.deps, { p: ctx.principal, threadId: ctx.threadId, body, onDisconnect: "continue" });
+  const started = await startThreadRun(ctx, body);
   if ("waitingOn" in started) return { status: "waiting_human", waiting_on: started.waitingOn };
   return { run_id: started.run.runId };
+}
+
+/**
+ * What of the graph's own stream a run started here records for the thread's streams, beside its
+ * events: what nodes write (`custom`) and its tasks, a subgraph's too.
+ */
+const THREAD_FRAMES: FrameRequest = { modes: new Set(["custom", "tasks"]), subgraphs: true };
+
+/** A run of this face: it goes on when its caller goes, and records what the channels carry. */
+function startThreadRun(ctx: CommandContext, body: RunCreate) {
+  return startRun(ctx.deps, { p: ctx.principal, threadId: ctx.threadId, body, onDisconnect: "continue", frames: THREAD_FRAMES });
 }
 
 /** The resume value: tollgate's own form as it is; otherwise LangGraph's map keyed by interrupt id. */
@@ -188,7 +200,7 @@ async function fork(ctx: CommandContext, params: Record<string, unknown>): Promi
   if (typeof params.checkpoint_id !== "string") throw new ProtocolRefusal("invalid_argument", "state.fork requires a checkpoint_id");
   const row = await ctx.deps.threads.row(ctx.principal, ctx.threadId);
   const body: RunCreate = { assistant_id: row.graph_id, input: params.input, checkpoint_id: params.checkpoint_id };
-  const started = await startRun(ctx.deps, { p: ctx.principal, threadId: ctx.threadId, body, onDisconnect: "continue" });
+  const started = await startThreadRun(ctx, body);
   if ("waitingOn" in started) throw new AppError("invalid_request", "state.fork cannot decide an approval");
   return { run_id: started.run.runId, thread_id: ctx.threadId };
 }

@@ -1,16 +1,21 @@
+import type { CheckpointSummary } from "../../graph/index.js";
 import type { InterruptPayload, LoggedEvent } from "../../protocol/index.js";
+import type { GraphFrame } from "../../runs/index.js";
 import { closingOutcomes } from "../../tools/index.js";
 import { interruptsOf } from "../hitl-value.js";
 import type { Values } from "../stream-frames.js";
-import type { Emitted } from "./protocol-event.js";
+import type { Emitted, Slot } from "./protocol-event.js";
 
 export interface TranslatorOptions {
   graphId: string;
   /** The id of the run's `turn`-th assistant message (from 0), as the face shows it in state too. */
   messageId: (turn: number) => string;
-  /** The thread's state now (from the checkpoint, masked). */
-  readValues: () => Promise<Values>;
+  /** The thread's state now (masked), and the checkpoint it was read from (none before the first). */
+  readState: () => Promise<{ values: Values; checkpoint: CheckpointSummary | undefined }>;
 }
+
+/** `@langchain/protocol`'s checkpoint sources (LangGraph's `metadata.source`). */
+const CHECKPOINT_SOURCES = new Set(["input", "loop", "update", "fork"]);
 
 type ToolCall = { id: string; name: string; args: Record<string, unknown> };
 
@@ -18,8 +23,10 @@ type ToolCall = { id: string; name: string; args: Record<string, unknown> };
  * Turns one run's logged events into the thread-centric protocol's events, in order: tokens and
  * tool calls into one AI message per model turn (message-start, content blocks, message-finish),
  * tool results into `tools` events, the terminal event into state, input requests and the root
- * lifecycle. The same events give the same output, so a replay from the log matches what was sent
- * live. Everything it reads was masked before it was logged.
+ * lifecycle. Each `values` comes right after the `checkpoints` envelope of the checkpoint it was
+ * read from, as LangGraph pairs them (a client marks messages with the checkpoint to fork from).
+ * The same events give the same output, so a replay from the log matches what was sent live.
+ * Everything it reads was masked before it was logged.
  */
 export class ProtocolTranslator {
   private turn = 0;
@@ -33,11 +40,11 @@ export class ProtocolTranslator {
   constructor(private readonly o: TranslatorOptions) {}
 
   /** What a run's start sends: it runs, from this state. */
-  async start(): Promise<Emitted[]> {
-    return [{ method: "lifecycle", data: { event: "running", graph_name: this.o.graphId } }, await this.values()];
+  async start(): Promise<Slot[]> {
+    return [{ method: "lifecycle", data: { event: "running", graph_name: this.o.graphId } }, ...(await this.values())];
   }
 
-  async events(e: LoggedEvent): Promise<Emitted[]> {
+  async events(e: LoggedEvent): Promise<Slot[]> {
     const d = JSON.parse(e.data) as Record<string, unknown>;
     switch (e.type) {
       case "token":
@@ -48,18 +55,30 @@ export class ProtocolTranslator {
         return [...this.endMessage(), ...this.toolResult(d)];
       case "interrupt": {
         const requests = interruptsOf(d as unknown as InterruptPayload).map((i) => inputRequested(i));
-        return [...this.endMessage(), await this.values(), ...requests, lifecycle("interrupted", this.o.graphId)];
+        return [...this.endMessage(), ...(await this.values()), ...requests, lifecycle("interrupted", this.o.graphId)];
       }
       case "done":
-        return [...this.endMessage(), await this.values(), lifecycle("completed", this.o.graphId)];
+        return [...this.endMessage(), ...(await this.values()), lifecycle("completed", this.o.graphId)];
       case "cancelled":
         // A cancel is a failure to the protocol: never `completed` or `interrupted`.
-        return [...this.endMessage(), await this.values(), { ...lifecycle("failed", this.o.graphId), data: { event: "failed", graph_name: this.o.graphId, error: "cancelled" } }];
+        return [...this.endMessage(), ...(await this.values()), { ...lifecycle("failed", this.o.graphId), data: { event: "failed", graph_name: this.o.graphId, error: "cancelled" } }];
       case "error":
         return [...this.endMessage(), { method: "lifecycle", data: { event: "failed", graph_name: this.o.graphId, error: String(d.message ?? d.code ?? "error") } }];
       default:
         return [];
     }
+  }
+
+  /**
+   * A chunk of the graph's own stream, masked when it was recorded: what a node wrote with
+   * `config.writer` (as langgraph-api wraps it), a task's start or result; a subgraph's under its
+   * namespace.
+   */
+  frame(f: GraphFrame): Emitted | null {
+    const data = JSON.parse(f.data) as unknown;
+    if (f.mode === "custom") return { method: "custom", namespace: f.namespace, data: { payload: data } };
+    if (f.mode === "tasks") return { method: "tasks", namespace: f.namespace, data };
+    return null;
   }
 
   private messageStart(): Emitted[] {
@@ -126,8 +145,12 @@ export class ProtocolTranslator {
     return { method: "messages", node: "agent", data };
   }
 
-  private async values(): Promise<Emitted> {
-    return { method: "values", data: await this.o.readValues() };
+  /** The state, after its checkpoint's envelope (a slot left empty before the thread's first). */
+  private async values(): Promise<Slot[]> {
+    const { values, checkpoint: c } = await this.o.readState();
+    const source = CHECKPOINT_SOURCES.has(c?.source ?? "") ? c?.source : "loop";
+    const envelope: Slot = c ? { method: "checkpoints", data: { id: c.id, ...(c.parentId ? { parent_id: c.parentId } : {}), step: c.step ?? -1, source } } : null;
+    return [envelope, { method: "values", data: values }];
   }
 }
 

@@ -35,7 +35,15 @@ export interface Emitted {
   method: ProtocolMethod;
   data: unknown;
   node?: string;
+  /** The subgraph it comes from (LangGraph's `["<node>:<task id>", …]`); none: the graph itself. */
+  namespace?: readonly string[];
 }
+
+/**
+ * An event, or the place of one that is there only sometimes (a checkpoint, once the thread has
+ * one): kept either way, so the events after it have the same seq live and in a later replay.
+ */
+export type Slot = Emitted | null;
 
 /** The channel an event travels on. */
 export function channelOf(method: ProtocolMethod): ProtocolChannel {
@@ -44,16 +52,26 @@ export function channelOf(method: ProtocolMethod): ProtocolChannel {
 
 // `seq` places every event of a thread in one order across runs, replicas and restarts, computed
 // from what is stored: the run's place on its thread, the logged event it comes from, and its
-// rank among the events made from that one. An interrupt's later changes (decisions on single
-// calls, its close) come after the run's last event.
+// rank among the events made from that one. The graph's own chunks after a logged event (kept
+// while the run is live) take the upper half of its ranks. An interrupt's later changes
+// (decisions on single calls, its close) come after the run's last event.
 const RUN = 2 ** 32;
-const PER_EVENT = 64;
+const PER_EVENT = 2048;
+const FRAMES_FROM = PER_EVENT / 2;
 const TAIL = 2 ** 31;
 const CLOSE = 2 ** 30;
 
 /** The seq of the `k`-th event made from logged event `loggedSeq` (-1: the run's start) of run `ordinal`. */
 export function runSeq(o: { ordinal: number; loggedSeq: number; k: number }): number {
   return o.ordinal * RUN + (o.loggedSeq + 1) * PER_EVENT + o.k;
+}
+
+/**
+ * The seq of the `n`-th chunk of the graph's stream after logged event `after` of run `ordinal`;
+ * undefined past the room there is (a node writing over a thousand chunks between two events).
+ */
+export function frameSeq(o: { ordinal: number; after: number; n: number }): number | undefined {
+  return o.n < PER_EVENT - FRAMES_FROM ? runSeq({ ordinal: o.ordinal, loggedSeq: o.after, k: FRAMES_FROM + o.n }) : undefined;
 }
 
 /** The seq of the `k`-th event of an interrupt's change after its run: decision `progress`, or its close. */

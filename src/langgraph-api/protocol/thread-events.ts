@@ -4,7 +4,7 @@ import type { RunRow, ThreadFeed, ThreadService, ThreadWatch } from "../../runs/
 import { valuesOf } from "../resources.js";
 import { interruptChange, ProtocolTranslator, turnsIn } from "./event-translator.js";
 import { aiMessageId, MessageIds } from "./message-ids.js";
-import { type Emitted, lastSeqOf, ordinalOf, type ProtocolEvent, runSeq, type StreamGap, type StreamItem, tailSeq } from "./protocol-event.js";
+import { type Emitted, frameSeq, lastSeqOf, ordinalOf, type ProtocolEvent, runSeq, type Slot, type StreamGap, type StreamItem, tailSeq } from "./protocol-event.js";
 
 export interface ThreadEventsOptions {
   feed: ThreadFeed;
@@ -68,23 +68,31 @@ async function* runEvents(o: ThreadEventsOptions & { run: RunRow; watch: ThreadW
   const { run, feed, signal } = o;
   const graphId = (await o.threads.row(o.principal, o.threadId)).graph_id;
   const { ids, messageId } = await messageNaming({ feed, threadId: o.threadId, run, signal });
-  const readValues = async () => ids.display(valuesOf(await o.threads.snapshot(o.principal, o.threadId)));
-  const translator = new ProtocolTranslator({ graphId, messageId, readValues });
+  const readState = async () => {
+    const snapshot = await o.threads.snapshot(o.principal, o.threadId);
+    return { values: ids.display(valuesOf(snapshot)), checkpoint: snapshot.checkpoint };
+  };
+  const translator = new ProtocolTranslator({ graphId, messageId, readState });
   let after = o.after;
-  const place = (emitted: Emitted[], seqOf: (k: number) => number): ProtocolEvent[] => {
+  const place = (emitted: Slot[], seqOf: (k: number) => number): ProtocolEvent[] => {
     const out: ProtocolEvent[] = [];
     emitted.forEach((e, k) => {
       const seq = seqOf(k);
-      if (seq > after) out.push(event(seq, e));
+      if (e && seq > after) out.push(event(seq, e));
     });
     if (out.length) after = out.at(-1)!.seq;
     return out;
   };
   yield place(await translator.start(), (k) => runSeq({ ordinal: run.ordinal, loggedSeq: -1, k }));
   let opened: InterruptPayload | undefined;
-  for await (const batch of feed.events(run.run_id, -1, signal)) {
+  for await (const batch of feed.eventsWithFrames(run.run_id, signal)) {
     const out: ProtocolEvent[] = [];
     for (const e of batch) {
+      if ("kind" in e) {
+        const seq = frameSeq({ ordinal: run.ordinal, after: e.after, n: e.n });
+        if (seq !== undefined) out.push(...place([translator.frame(e)], () => seq));
+        continue;
+      }
       if (e.type === "interrupt") opened = JSON.parse(e.data) as InterruptPayload;
       out.push(...place(await translator.events(e), (k) => runSeq({ ordinal: run.ordinal, loggedSeq: e.seq, k })));
     }
@@ -143,6 +151,6 @@ function event(seq: number, e: Emitted): ProtocolEvent {
     event_id: String(seq),
     seq,
     method: e.method,
-    params: { namespace: [], timestamp: Date.now(), ...(e.node ? { node: e.node } : {}), data: e.data },
+    params: { namespace: [...(e.namespace ?? [])], timestamp: Date.now(), ...(e.node ? { node: e.node } : {}), data: e.data },
   };
 }

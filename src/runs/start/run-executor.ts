@@ -32,7 +32,7 @@ export async function executeRun(ctx: RunContext, run: ActiveRun, input: RunInpu
           ),
         }
       : {};
-    const extraModes = [...(run.frames?.modes ?? [])].filter((m) => m === "debug" || (m === "custom" && !lean));
+    const extraModes = [...(run.frames?.modes ?? [])].filter((m) => m === "debug" || m === "tasks" || (m === "custom" && !lean));
     // The graph's own iterator, not `graph.stream`: that one races the abort and lets go at once,
     // while the graph winds down and saves what the run did (`durability: "exit"`) afterwards; a
     // closer reading the thread meanwhile answered calls the save then answered again (two answers
@@ -107,7 +107,7 @@ async function* watchEnd(chunks: AsyncIterable<unknown[]>, end: GraphEnd, tap?: 
     const [mode, data] = (nested ? chunk.slice(1) : chunk) as GraphChunk;
     tap?.(mode, data, ns);
     // Asked for by a client only: the events come from the other modes.
-    if (mode === "custom" || mode === "debug") continue;
+    if (mode === "custom" || mode === "debug" || mode === "tasks") continue;
     if (mode === "values") {
       if (top && data && typeof data === "object" && "messages" in data) end.values = data as MessagesState;
       continue;

@@ -6,7 +6,7 @@ import type { Redactor } from "../../ops/index.js";
 import { toWire } from "./wire-message.js";
 
 /** The graph's own stream modes a LangGraph API client may ask for, beside what the seven events carry. */
-export const FRAME_MODES = ["updates", "custom", "debug"] as const;
+export const FRAME_MODES = ["updates", "custom", "debug", "tasks"] as const;
 export type FrameMode = (typeof FRAME_MODES)[number];
 
 /** What a run records of its graph's own stream, for a client that asked when starting it. */

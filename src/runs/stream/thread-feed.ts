@@ -1,5 +1,6 @@
 import type { Principal } from "../../auth/index.js";
 import type { LoggedEvent } from "../../protocol/index.js";
+import type { GraphFrame } from "./graph-frames.js";
 import type { InterruptStatus, RunRow } from "../../store/index.js";
 import type { RunContext } from "../run-context.js";
 import { seeThread } from "../threads/thread-access.js";
@@ -16,6 +17,12 @@ export interface InterruptState {
   progressSeq: number;
 }
 
+/** How a feed reads a run's log (the run service's readers: live in this process, else stored). */
+export interface RunLogReader {
+  events(runId: string, afterSeq: number, signal: AbortSignal): AsyncGenerator<LoggedEvent[]>;
+  eventsWithFrames(runId: string, signal: AbortSignal): AsyncGenerator<Array<LoggedEvent | GraphFrame>>;
+}
+
 /**
  * A thread seen as one stream across its runs: its runs in order, each run's events, where the
  * interrupt a run stopped at stands, and a wake-up when a run starts or that interrupt changes (on
@@ -24,7 +31,7 @@ export interface InterruptState {
 export class ThreadFeed {
   constructor(
     private readonly ctx: RunContext,
-    private readonly readEvents: (runId: string, afterSeq: number, signal: AbortSignal) => AsyncGenerator<LoggedEvent[]>,
+    private readonly logs: RunLogReader,
   ) {}
 
   /**
@@ -50,7 +57,15 @@ export class ThreadFeed {
 
   /** A run's event batches after `afterSeq`, live until its terminal event. */
   events(runId: string, afterSeq: number, signal: AbortSignal): AsyncGenerator<LoggedEvent[]> {
-    return this.readEvents(runId, afterSeq, signal);
+    return this.logs.events(runId, afterSeq, signal);
+  }
+
+  /**
+   * A run's event batches from its start, with the chunks of its graph's stream it records in their
+   * places while it is live in this process (see `FrameRequest`); the stored events alone otherwise.
+   */
+  eventsWithFrames(runId: string, signal: AbortSignal): AsyncGenerator<Array<LoggedEvent | GraphFrame>> {
+    return this.logs.eventsWithFrames(runId, signal);
   }
 
   /** Whether a run's first events are still kept (older runs' logs are pruned). */
