@@ -6,7 +6,8 @@
  * bundled here with esbuild and served from an origin of its own, listed in CORS_ORIGINS, as a
  * team's frontend would be. Tokens stream into the page, the approval appears from the hook's
  * `interrupt`, approving from the page runs the refund once (an edit with the edited amount), rejecting never runs it, stopping cancels the run and the model's request, and each message
- * shows once. Signed in, two of finance approve a quorum refund from their own pages.
+ * shows once. A message replaced from the page (each hook's branching) runs from the checkpoint
+ * before it. Signed in, two of finance approve a quorum refund from their own pages.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -149,6 +150,29 @@ describe.skipIf(skip).each(HOOKS)("useStream of $hook in Chromium against /langg
     await approval.waitFor({ state: "detached", timeout: 10_000 });
     expect(await tab.getByTestId("message-tool").textContent()).toBe("Rejected: not this one");
     expect(s.db.rows("refunds", "call_id = ?", "us-x1")).toHaveLength(0);
+    expect(await tab.getByTestId("error").count()).toBe(0);
+  });
+
+  it("a message replaced from the hook runs from the checkpoint before it: the old exchange is gone from the page and the thread", async () => {
+    const tab = await sent("first question", { text: "First answer." });
+    const ai = () => tab.getByTestId("message-ai").allTextContents();
+    await expect.poll(ai, { timeout: 10_000, message: "the first answer did not appear" }).toEqual(["First answer."]);
+    await expect.poll(() => tab.getByTestId("loading").textContent(), { timeout: 10_000, message: "the first run did not end" }).toBe("idle");
+    s.model.push({ text: "Second answer." });
+    await tab.getByLabel("Message").fill("second question");
+    await tab.getByRole("button", { name: "Send" }).click();
+    await expect.poll(ai, { timeout: 10_000, message: "the second answer did not appear" }).toEqual(["First answer.", "Second answer."]);
+    await expect.poll(() => tab.getByTestId("loading").textContent(), { timeout: 10_000, message: "the second run did not end" }).toBe("idle");
+
+    // The hook knows the checkpoint before the second question only from what the server sent.
+    s.model.push({ text: "Another answer." });
+    await tab.getByLabel("Message").fill("another question");
+    await tab.getByRole("button", { name: "Replace second question" }).click({ timeout: 10_000 });
+    await expect.poll(ai, { timeout: 10_000, message: "the page did not show the forked exchange in place of the second" }).toEqual(["First answer.", "Another answer."]);
+    expect(await tab.getByTestId("message-human").allTextContents()).toEqual(["first question", "another question"]);
+    const threadId = (await tab.getByTestId("thread").textContent())!;
+    const view = await call(s.server.url, "GET", `/threads/${threadId}`);
+    expect((view.json.messages as Array<{ content: string }>).map((m) => m.content)).toEqual(["first question", "First answer.", "another question", "Another answer."]);
     expect(await tab.getByTestId("error").count()).toBe(0);
   });
 });
