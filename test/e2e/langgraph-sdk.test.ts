@@ -521,8 +521,11 @@ describe("a team's graphs through /langgraph", () => {
 
   it("through ThreadStream too: what nodes write on custom, the graph's tasks, a subgraph's under its namespace, masked", async () => {
     type Event = { seq: number; method: string; params: { namespace: string[]; data: any } };
-    const thread = a.threads.stream(threadId("lg-desk-thread"), { assistantId: "desk" });
+    const id = threadId("lg-desk-thread");
+    const thread = a.threads.stream(id, { assistantId: "desk" });
     const events: Event[] = [];
+    // Beside it, a raw stream that asks for the root graph's events only (prefix [], depth 0).
+    const rootOnly = rootEvents(id);
     try {
       // Subscribed before the run starts, as useStream does: the stream waits for the thread.
       const sub = await thread.subscribe({ channels: ["custom", "tasks", "lifecycle"] });
@@ -550,7 +553,45 @@ describe("a team's graphs through /langgraph", () => {
     expect(JSON.stringify(events)).not.toContain('"eve"');
     const seqs = events.map((e) => e.seq);
     expect(seqs).toEqual([...new Set(seqs)].sort((x, y) => x - y));
+    const root = await rootOnly;
+    expect(root.filter((e) => e.method === "tasks").map((e) => e.params.data.name)).toEqual(tasks.filter((e) => !e.params.namespace.length).map((e) => e.params.data.name));
+    expect(root.every((e) => e.params.namespace.length === 0)).toBe(true);
   });
+
+  /** The thread's tasks and lifecycle as a raw SSE stream filtered to the root namespace, read until the run stops at the gate. */
+  async function rootEvents(id: string): Promise<Array<{ method: string; params: { namespace: string[]; data: any } }>> {
+    const ac = new AbortController();
+    const res = await fetch(`${server.url}/langgraph/threads/${id}/stream/events`, {
+      method: "POST",
+      headers: { "x-api-key": ALICE, "content-type": "application/json" },
+      body: JSON.stringify({ channels: ["tasks", "lifecycle"], namespaces: [[]], depth: 0 }),
+      signal: ac.signal,
+    });
+    const events: Array<{ method: string; params: { namespace: string[]; data: any } }> = [];
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = "";
+    try {
+      await within(
+        (async () => {
+          while (!events.some((e) => e.params.data.event === "interrupted")) {
+            const { value, done } = await reader.read();
+            if (done) throw new Error("the stream closed");
+            buffer += value;
+            const blocks = buffer.split("\n\n");
+            buffer = blocks.pop()!;
+            for (const block of blocks) {
+              const data = /^data: (.+)$/m.exec(block)?.[1];
+              if (data) events.push(JSON.parse(data));
+            }
+          }
+        })(),
+        { ms: 15_000, failure: "the root-only stream did not see the run stop at the gate" },
+      );
+    } finally {
+      ac.abort();
+    }
+    return events;
+  }
 
   it("a thread keeps its graph: another assistant on it is 409", async () => {
     const id = threadId("lg-keep");

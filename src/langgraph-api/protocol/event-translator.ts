@@ -75,10 +75,10 @@ export class ProtocolTranslator {
    * namespace.
    */
   frame(f: GraphFrame): Emitted | null {
+    const method = frameChannel(f);
+    if (!method) return null;
     const data = JSON.parse(f.data) as unknown;
-    if (f.mode === "custom") return { method: "custom", namespace: f.namespace, data: { payload: data } };
-    if (f.mode === "tasks") return { method: "tasks", namespace: f.namespace, data };
-    return null;
+    return { method, namespace: f.namespace, data: method === "custom" ? { payload: data } : data };
   }
 
   private messageStart(): Emitted[] {
@@ -152,6 +152,11 @@ export class ProtocolTranslator {
     const envelope: Slot = c ? { method: "checkpoints", data: { id: c.id, ...(c.parentId ? { parent_id: c.parentId } : {}), step: c.step ?? -1, source } } : null;
     return [envelope, { method: "values", data: values }];
   }
+}
+
+/** The channel a chunk of the graph's stream travels on, if any carries it. */
+export function frameChannel(f: Pick<GraphFrame, "mode">): "custom" | "tasks" | undefined {
+  return f.mode === "custom" || f.mode === "tasks" ? f.mode : undefined;
 }
 
 /**

@@ -54,10 +54,11 @@ export function channelOf(method: ProtocolMethod): ProtocolChannel {
 // from what is stored: the run's place on its thread, the logged event it comes from, and its
 // rank among the events made from that one. The graph's own chunks after a logged event (kept
 // while the run is live) take the upper half of its ranks. An interrupt's later changes
-// (decisions on single calls, its close) come after the run's last event.
+// (decisions on single calls, its close) come after the run's last event. Room: 2M logged events
+// a run, 512 events made from one, 512 chunks between two.
 const RUN = 2 ** 32;
-const PER_EVENT = 2048;
-const FRAMES_FROM = PER_EVENT / 2;
+const PER_EVENT = 1024;
+const FRAMES_FROM = 512;
 const TAIL = 2 ** 31;
 const CLOSE = 2 ** 30;
 
@@ -68,7 +69,7 @@ export function runSeq(o: { ordinal: number; loggedSeq: number; k: number }): nu
 
 /**
  * The seq of the `n`-th chunk of the graph's stream after logged event `after` of run `ordinal`;
- * undefined past the room there is (a node writing over a thousand chunks between two events).
+ * undefined past the room there is (a graph streaming over 512 chunks between two events).
  */
 export function frameSeq(o: { ordinal: number; after: number; n: number }): number | undefined {
   return o.n < PER_EVENT - FRAMES_FROM ? runSeq({ ordinal: o.ordinal, loggedSeq: o.after, k: FRAMES_FROM + o.n }) : undefined;

@@ -5,7 +5,8 @@ import { AppError } from "../../protocol/index.js";
 import { answerCommand, commandBody } from "./commands.js";
 import { SocketSession } from "./socket-session.js";
 import { SOCKET_ACCEPT, type SocketAccept } from "./socket-upgrade.js";
-import { channelOf, type StreamItem } from "./protocol-event.js";
+import type { StreamItem } from "./protocol-event.js";
+import { filterOf, wants } from "./stream-filter.js";
 import { threadEvents } from "./thread-events.js";
 
 /** The body of `POST /threads/{id}/stream/events`: which events this stream carries, and from where. */
@@ -17,7 +18,6 @@ export const streamBody = z
     since: z.number().int().nonnegative().optional(),
   })
   .strict();
-type StreamFilter = z.infer<typeof streamBody>;
 
 /**
  * LangGraph's thread-centric protocol under `/langgraph`: one command per `POST …/commands`, and
@@ -37,10 +37,11 @@ export function protocolRoutes(deps: AppDeps): Hono {
     const threadId = threadParam(c);
     // Someone else's thread is refused before the stream opens; one not made yet is waited for.
     await deps.runs.feed.exists(principal, threadId);
-    const wanted = matcher(filter);
+    const asked = filterOf(filter);
+    const wanted = (e: StreamItem) => wants(asked, e);
     return sseResponse<StreamItem>({
       threadId,
-      events: (signal) => threadEvents({ feed: deps.runs.feed, threads: deps.threads, principal, threadId, since: filter.since, signal }),
+      events: (signal) => threadEvents({ feed: deps.runs.feed, threads: deps.threads, principal, threadId, since: filter.since, signal, wants: (channel) => asked.channels.has(channel) }),
       clientSignal: c.req.raw.signal,
       heartbeatMs: deps.heartbeatMs,
       log: deps.log,
@@ -61,19 +62,6 @@ export function protocolRoutes(deps: AppDeps): Hono {
   });
 
   return app;
-}
-
-/** Which events a stream's filter lets through: by channel (`custom:<name>` under `custom` too) and namespace. */
-function matcher(f: StreamFilter): (e: StreamItem) => boolean {
-  const channels = new Set(f.channels);
-  return (e) => {
-    if (e.type === "error") return true;
-    const channel = channelOf(e.method);
-    if (!channels.has(channel)) return false;
-    if (!f.namespaces?.length) return true;
-    // Every event here is the root graph's: only the root prefix matches it.
-    return f.namespaces.some((prefix) => prefix.length === 0);
-  };
 }
 
 function frame(e: StreamItem): string {

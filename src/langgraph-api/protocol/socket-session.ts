@@ -3,7 +3,8 @@ import type { AppDeps } from "../../http/index.js";
 import type { Logger } from "../../logger.js";
 import { AppError } from "../../protocol/index.js";
 import { answerCommand, commandBody } from "./commands.js";
-import { channelOf, runSeq, type StreamItem } from "./protocol-event.js";
+import { runSeq, type StreamItem } from "./protocol-event.js";
+import { filterOf, type StreamFilter, wants } from "./stream-filter.js";
 import { threadEvents } from "./thread-events.js";
 
 /** What the session writes to: the socket, as JSON text; and how it closes it. */
@@ -22,7 +23,7 @@ export interface SocketSessionOptions {
 
 /** A subscription on the socket: what it asked for, and the seq up to which it has had everything. */
 interface Subscription {
-  channels: ReadonlySet<string>;
+  filter: StreamFilter;
   after: number;
 }
 
@@ -78,13 +79,12 @@ export class SocketSession {
   }
 
   private async follow(id: string, params: Record<string, unknown>): Promise<void> {
-    const channels = new Set(Array.isArray(params.channels) ? params.channels.map(String) : []);
     const since = typeof params.since === "number" && Number.isInteger(params.since) && params.since >= 0 ? params.since : undefined;
     // Without `since`: the latest run from its first event (the first run's, before there is one).
     const latest = since === undefined ? await this.o.deps.runs.feed.latestRun(this.o.threadId) : undefined;
     const after = since ?? runSeq({ ordinal: latest?.ordinal ?? 1, loggedSeq: -1, k: 0 }) - 1;
     if (this.closed) return;
-    this.subscriptions.set(id, { channels, after });
+    this.subscriptions.set(id, { filter: filterOf(params), after });
     this.read();
   }
 
@@ -96,7 +96,15 @@ export class SocketSession {
     const since = Math.min(...[...this.subscriptions.values()].map((s) => s.after));
     void (async () => {
       try {
-        for await (const batch of threadEvents({ feed: this.o.deps.runs.feed, threads: this.o.deps.threads, principal: this.o.principal, threadId: this.o.threadId, since, signal: stop.signal })) {
+        for await (const batch of threadEvents({
+          feed: this.o.deps.runs.feed,
+          threads: this.o.deps.threads,
+          principal: this.o.principal,
+          threadId: this.o.threadId,
+          since,
+          signal: stop.signal,
+          wants: (channel) => [...this.subscriptions.values()].some((s) => s.filter.channels.has(channel)),
+        })) {
           // A reader started again since has these events too: only the current one sends.
           if (stop.signal.aborted) return;
           for (const e of batch) this.fanOut(e);
@@ -114,7 +122,7 @@ export class SocketSession {
     for (const sub of this.subscriptions.values()) {
       if (seq <= sub.after) continue;
       sub.after = seq;
-      wanted ||= e.type === "error" || sub.channels.has(channelOf(e.method));
+      wanted ||= wants(sub.filter, e);
     }
     if (wanted) this.send(e);
   }

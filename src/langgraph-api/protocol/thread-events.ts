@@ -2,9 +2,9 @@ import type { Principal } from "../../auth/index.js";
 import type { InterruptPayload } from "../../protocol/index.js";
 import type { RunRow, ThreadFeed, ThreadService, ThreadWatch } from "../../runs/index.js";
 import { valuesOf } from "../resources.js";
-import { interruptChange, ProtocolTranslator, turnsIn } from "./event-translator.js";
+import { frameChannel, interruptChange, ProtocolTranslator, turnsIn } from "./event-translator.js";
 import { aiMessageId, MessageIds } from "./message-ids.js";
-import { type Emitted, frameSeq, lastSeqOf, ordinalOf, type ProtocolEvent, runSeq, type Slot, type StreamGap, type StreamItem, tailSeq } from "./protocol-event.js";
+import { type Emitted, frameSeq, lastSeqOf, ordinalOf, type ProtocolChannel, type ProtocolEvent, runSeq, type Slot, type StreamGap, type StreamItem, tailSeq } from "./protocol-event.js";
 
 export interface ThreadEventsOptions {
   feed: ThreadFeed;
@@ -13,6 +13,8 @@ export interface ThreadEventsOptions {
   threadId: string;
   /** Events after this seq; none: the latest run from its first event. */
   since?: number;
+  /** Whether anyone reading wants a channel: the graph's chunks for none are not shown (masked, serialized) at all. */
+  wants: (channel: ProtocolChannel) => boolean;
   signal: AbortSignal;
 }
 
@@ -89,8 +91,9 @@ async function* runEvents(o: ThreadEventsOptions & { run: RunRow; watch: ThreadW
     const out: ProtocolEvent[] = [];
     for (const e of batch) {
       if ("kind" in e) {
+        const channel = frameChannel(e);
         const seq = frameSeq({ ordinal: run.ordinal, after: e.after, n: e.n });
-        if (seq !== undefined) out.push(...place([translator.frame(e)], () => seq));
+        if (channel && seq !== undefined && o.wants(channel)) out.push(...place([translator.frame(e)], () => seq));
         continue;
       }
       if (e.type === "interrupt") opened = JSON.parse(e.data) as InterruptPayload;

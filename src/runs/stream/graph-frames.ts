@@ -22,7 +22,8 @@ export interface GraphFrame {
   mode: FrameMode;
   /** The subgraph it came from (`["node:<task id>", …]`); empty for the graph itself. */
   namespace: readonly string[];
-  data: string;
+  /** Masked and serialized when first read: a chunk no stream wants costs nothing more. */
+  readonly data: string;
   /** The seq of the last event logged before it (-1: none yet). */
   after: number;
   /** Its place among the frames after the same event. */
@@ -85,12 +86,20 @@ function walk(v: unknown, at: Walk): unknown {
 /** A chunk of the graph's stream, as the run engine sees it: its mode, its data, its subgraph. */
 export type FrameTap = (mode: string, chunk: unknown, namespace: readonly string[]) => void;
 
+/** A chunk to record: where it comes from, and how it is shown (masked, serialized) once read. */
+export interface TappedChunk {
+  mode: FrameMode;
+  namespace: readonly string[];
+  show: () => string;
+}
+
 /**
  * What records the chunks a client asked for: `updates` without LangGraph's `__interrupt__` (the
  * stream shows the gate's own), what nodes wrote (`custom`) but the built-in agent's tokens,
- * `debug`; a subgraph's only when asked. Each is masked (see `showChunk`) before `emit` keeps it.
+ * `debug`, `tasks`; a subgraph's only when asked. Each is masked (see `showChunk`) when a stream
+ * first reads it, off the graph's own loop.
  */
-export function frameTap(request: FrameRequest, redactor: Redactor, emit: (f: Pick<GraphFrame, "mode" | "namespace" | "data">) => void): FrameTap {
+export function frameTap(request: FrameRequest, redactor: Redactor, emit: (f: TappedChunk) => void): FrameTap {
   return (mode, chunk, namespace) => {
     if (!isFrameMode(mode) || !request.modes.has(mode) || (namespace.length > 0 && !request.subgraphs)) return;
     let data = chunk;
@@ -101,7 +110,7 @@ export function frameTap(request: FrameRequest, redactor: Redactor, emit: (f: Pi
       data = Object.fromEntries(nodes);
     }
     if (mode === "custom" && isTokenChunk(chunk)) return;
-    emit({ mode, namespace, data: showChunk(data, redactor) });
+    emit({ mode, namespace, show: () => showChunk(data, redactor) });
   };
 }
 

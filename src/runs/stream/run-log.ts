@@ -2,7 +2,7 @@ import { type EventBody, TERMINAL_TYPES } from "../../protocol/index.js";
 import { NO_METER, type RunMeter, type TokenFilter } from "../../ops/index.js";
 import type { LoggedEvent } from "../../store/index.js";
 import type { EventPersister } from "./event-persister.js";
-import type { GraphFrame } from "./graph-frames.js";
+import type { GraphFrame, TappedChunk } from "./graph-frames.js";
 
 /** What masks and scrubs an event before anyone sees it (see `Redactor`). */
 export interface EventRedactor {
@@ -86,11 +86,21 @@ export class RunLog {
    * Places a frame (already masked) after the last event appended. Listeners that follow frames
    * see it once that event is visible; a late frame of a run that is ending is dropped.
    */
-  frame(f: Omit<GraphFrame, "kind" | "after" | "n">): void {
+  frame(f: TappedChunk): void {
     if (this.isEnded) return;
     const after = this.events.length - 1;
     const last = this.frames.at(-1);
-    this.frames.push({ ...f, kind: "frame", after, n: last?.after === after ? last.n + 1 : 0 });
+    let shown: string | undefined;
+    this.frames.push({
+      kind: "frame",
+      mode: f.mode,
+      namespace: f.namespace,
+      after,
+      n: last?.after === after ? last.n + 1 : 0,
+      get data() {
+        return (shown ??= f.show());
+      },
+    });
     this.wake();
   }
 
