@@ -311,10 +311,7 @@ export class RunService {
 
   /** The thread-centric view of threads: runs in order, their events, and notices of change. */
   get feed(): ThreadFeed {
-    return (this.threadFeed ??= new ThreadFeed(this.ctx, {
-      events: (runId, afterSeq, signal) => this.events(runId, afterSeq, signal),
-      eventsWithFrames: (runId, signal) => this.eventsWithFrames(runId, signal),
-    }));
+    return (this.threadFeed ??= new ThreadFeed(this.ctx, this));
   }
 
   /** Whether a stream after `afterSeq` has anything to send: false once the terminal event is behind it. */

@@ -4,7 +4,7 @@ import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { MessagesState, RunInputValue } from "../../graph/index.js";
 import { TOOL_GATE_KEY } from "../../tools/index.js";
 import { adaptGraphStream, customWriter, type GraphChunk } from "./adapter.js";
-import { type FrameTap, frameTap } from "../stream/graph-frames.js";
+import { CLIENT_ONLY_MODES, type FrameTap, frameTap } from "../stream/graph-frames.js";
 import type { ActiveRun, RunContext } from "../run-context.js";
 import { failClosed, finishCancelled, finishFailed, finishNormally, forget, type GraphEnd } from "../finish/run-finish.js";
 
@@ -32,7 +32,8 @@ export async function executeRun(ctx: RunContext, run: ActiveRun, input: RunInpu
           ),
         }
       : {};
-    const extraModes = [...(run.frames?.modes ?? [])].filter((m) => m === "debug" || m === "tasks" || (m === "custom" && !lean));
+    // The lean agent's writer already hands what nodes write to the tap (see customWriter).
+    const extraModes = [...(run.frames?.modes ?? [])].filter((m) => CLIENT_ONLY_MODES.has(m) && !(m === "custom" && lean));
     // The graph's own iterator, not `graph.stream`: that one races the abort and lets go at once,
     // while the graph winds down and saves what the run did (`durability: "exit"`) afterwards; a
     // closer reading the thread meanwhile answered calls the save then answered again (two answers
@@ -106,8 +107,7 @@ async function* watchEnd(chunks: AsyncIterable<unknown[]>, end: GraphEnd, tap?: 
     const top = ns.length === 0;
     const [mode, data] = (nested ? chunk.slice(1) : chunk) as GraphChunk;
     tap?.(mode, data, ns);
-    // Asked for by a client only: the events come from the other modes.
-    if (mode === "custom" || mode === "debug" || mode === "tasks") continue;
+    if (CLIENT_ONLY_MODES.has(mode)) continue;
     if (mode === "values") {
       if (top && data && typeof data === "object" && "messages" in data) end.values = data as MessagesState;
       continue;

@@ -9,6 +9,9 @@ import { toWire } from "./wire-message.js";
 export const FRAME_MODES = ["updates", "custom", "debug", "tasks"] as const;
 export type FrameMode = (typeof FRAME_MODES)[number];
 
+/** The modes streamed only for a client that asked: the seven events come from the others. */
+export const CLIENT_ONLY_MODES: ReadonlySet<string> = new Set<FrameMode>(["custom", "debug", "tasks"]);
+
 /** What a run records of its graph's own stream, for a client that asked when starting it. */
 export interface FrameRequest {
   modes: ReadonlySet<FrameMode>;

@@ -83,8 +83,9 @@ export class RunLog {
   }
 
   /**
-   * Places a frame (already masked) after the last event appended. Listeners that follow frames
-   * see it once that event is visible; a late frame of a run that is ending is dropped.
+   * Places a frame after the last event appended, masked and serialized when a listener first
+   * reads it. Listeners that follow frames see it once that event is visible; a late frame of a
+   * run that is ending is dropped.
    */
   frame(f: TappedChunk): void {
     if (this.isEnded) return;
