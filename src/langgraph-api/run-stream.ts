@@ -41,7 +41,7 @@ export function runStream(o: RunStreamOptions): Response {
     readValues: async () => valuesOf(await o.threads.snapshot(o.principal, o.threadId)),
   });
   const text = (frames: Frame[]) => frames.filter((f) => !seenAt(o.after, f.id)).map(encodeFrame).join("");
-  // The graph's own chunks only when asked for: they are kept while the run is live in this process.
+  // The graph's own chunks only when asked for: this process keeps them while the run is live and a while after.
   const chunks = FRAME_MODES.some((m) => o.modes.has(m));
   return sseResponse<LoggedEvent | GraphFrame>({
     runId: o.runId,

@@ -1,5 +1,6 @@
 import type { RunGate, ServedGraph } from "../graph/index.js";
 import type { FrameRequest } from "./stream/graph-frames.js";
+import { RecentFrames } from "./stream/recent-frames.js";
 import type { RunLog } from "./stream/run-log.js";
 
 /** A run in flight: owns the thread until it ends. */
@@ -51,4 +52,14 @@ export class LiveRuns {
   readonly closing = new Set<string>();
   /** By run id: live logs that listeners can follow. */
   readonly logs = new Map<string, RunLog>();
+  /** The frames of runs that ended here, for a stream that replays one soon after. */
+  readonly recentFrames = new RecentFrames();
+
+  /** A run's log is no longer followed live: its readers go to the stored log, its frames stay a while. */
+  retire(runId: string): void {
+    const log = this.logs.get(runId);
+    if (!log) return;
+    this.logs.delete(runId);
+    this.recentFrames.keep(runId, log.keptFrames);
+  }
 }

@@ -18,6 +18,7 @@ import type { FrameRequest, GraphFrame } from "./stream/graph-frames.js";
 import { openGate, ProgressConflict, type ResumeRequest, type WaitingGate } from "./decide/resume-gate.js";
 import { ThreadFeed } from "./stream/thread-feed.js";
 import { noticeThread, reportDecision } from "./decide/report-decision.js";
+import { withFrames } from "./stream/recent-frames.js";
 import { cancelRemoteRun, followStoredRun } from "./stream/remote-run.js";
 import { seeThread } from "./threads/thread-access.js";
 
@@ -302,11 +303,16 @@ export class RunService {
 
   /**
    * A run's events from its start with the frames of its graph's stream that it records (see
-   * `FrameRequest`), while the run is live in this process; otherwise its stored events alone.
+   * `FrameRequest`), while the run is live in this process or ended here lately (`RecentFrames`);
+   * otherwise its stored events alone.
    */
   eventsWithFrames(runId: string, signal?: AbortSignal): AsyncGenerator<Array<LoggedEvent | GraphFrame>> {
-    const live = this.ctx.inFlight.logs.get(runId);
-    return live ? live.followWithFrames(signal) : followStoredRun(this.ctx.store, runId, { afterSeq: -1, signal });
+    const { logs, recentFrames } = this.ctx.inFlight;
+    const live = logs.get(runId);
+    if (live) return live.followWithFrames(signal);
+    const stored = followStoredRun(this.ctx.store, runId, { afterSeq: -1, signal });
+    const frames = recentFrames.of(runId);
+    return frames.length ? withFrames(stored, frames) : stored;
   }
 
   /** The thread-centric view of threads: runs in order, their events, and notices of change. */

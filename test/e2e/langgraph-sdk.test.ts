@@ -525,7 +525,7 @@ describe("a team's graphs through /langgraph", () => {
     const thread = a.threads.stream(id, { assistantId: "desk" });
     const events: Event[] = [];
     // Beside it, a raw stream that asks for the root graph's events only (prefix [], depth 0).
-    const rootOnly = rootEvents(id);
+    const rootOnly = rawEvents(id, { channels: ["tasks", "lifecycle"], namespaces: [[]], depth: 0 });
     try {
       // Subscribed before the run starts, as useStream does: the stream waits for the thread.
       const sub = await thread.subscribe({ channels: ["custom", "tasks", "lifecycle"] });
@@ -556,18 +556,24 @@ describe("a team's graphs through /langgraph", () => {
     const root = await rootOnly;
     expect(root.filter((e) => e.method === "tasks").map((e) => e.params.data.name)).toEqual(tasks.filter((e) => !e.params.namespace.length).map((e) => e.params.data.name));
     expect(root.every((e) => e.params.namespace.length === 0)).toBe(true);
+    // Opened after the run has ended, a stream replays them in their places too: the SDK reopens
+    // its stream from the run's start whenever a subscription widens it, and a run can end between.
+    const finished = () => server.stdout().split("\n").some((l) => l.includes('"run finished"') && l.includes(id));
+    await expect.poll(finished, { timeout: 15_000, message: "the desk's run was never logged as finished" }).toBe(true);
+    const later = await rawEvents(id, { channels: ["custom", "tasks", "lifecycle"] });
+    expect(later.map((e) => [e.seq, e.method, e.params.namespace, e.params.data])).toEqual(events.map((e) => [e.seq, e.method, e.params.namespace, e.params.data]));
   });
 
-  /** The thread's tasks and lifecycle as a raw SSE stream filtered to the root namespace, read until the run stops at the gate. */
-  async function rootEvents(id: string): Promise<Array<{ method: string; params: { namespace: string[]; data: any } }>> {
+  /** The thread's events as a raw SSE stream asking for `filter`, read until the run stops at the gate. */
+  async function rawEvents(id: string, filter: { channels: string[]; namespaces?: string[][]; depth?: number }): Promise<Array<{ seq: number; method: string; params: { namespace: string[]; data: any } }>> {
     const ac = new AbortController();
     const res = await fetch(`${server.url}/langgraph/threads/${id}/stream/events`, {
       method: "POST",
       headers: { "x-api-key": ALICE, "content-type": "application/json" },
-      body: JSON.stringify({ channels: ["tasks", "lifecycle"], namespaces: [[]], depth: 0 }),
+      body: JSON.stringify(filter),
       signal: ac.signal,
     });
-    const events: Array<{ method: string; params: { namespace: string[]; data: any } }> = [];
+    const events: Array<{ seq: number; method: string; params: { namespace: string[]; data: any } }> = [];
     const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
     let buffer = "";
     try {
@@ -581,11 +587,12 @@ describe("a team's graphs through /langgraph", () => {
             buffer = blocks.pop()!;
             for (const block of blocks) {
               const data = /^data: (.+)$/m.exec(block)?.[1];
-              if (data) events.push(JSON.parse(data));
+              // Up to the stop and no further, as the ThreadStream beside it reads: one read can carry what follows.
+              if (data && !events.some((e) => e.params.data.event === "interrupted")) events.push(JSON.parse(data));
             }
           }
         })(),
-        { ms: 15_000, failure: "the root-only stream did not see the run stop at the gate" },
+        { ms: 15_000, failure: `the stream asking for ${JSON.stringify(filter)} did not see the run stop at the gate` },
       );
     } finally {
       ac.abort();

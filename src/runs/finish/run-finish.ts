@@ -175,7 +175,7 @@ export async function failClosed(ctx: RunContext, run: ActiveRun, err: unknown):
 export function forget(ctx: RunContext, run: ActiveRun, outcome: string): void {
   detach(ctx, run);
   run.outcome = outcome;
-  if (!ctx.settler.holdsRun(run.runId)) ctx.inFlight.logs.delete(run.runId);
+  if (!ctx.settler.holdsRun(run.runId)) ctx.inFlight.retire(run.runId);
   ctx.metrics.runEnded(outcome);
   const cancel = run.controller.signal.reason;
   if (outcome === "cancelled" && cancel instanceof RunCancelled) ctx.metrics.cancelled(performance.now() - cancel.at);

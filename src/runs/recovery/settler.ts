@@ -87,7 +87,7 @@ export class Settler implements ThreadSettler {
       } catch (err) {
         if (err instanceof LostHold) {
           this.orphans.delete(holderId);
-          this.ctx.inFlight.logs.delete(holderId);
+          this.ctx.inFlight.retire(holderId);
           continue;
         }
         if (!isStorageFault(err)) {
@@ -95,7 +95,7 @@ export class Settler implements ThreadSettler {
           // takes the thread over after a restart.
           this.ctx.log.error("could not settle a thread", { thread_id: o.threadId, run_id: holderId, err });
           this.orphans.delete(holderId);
-          this.ctx.inFlight.logs.delete(holderId);
+          this.ctx.inFlight.retire(holderId);
           continue;
         }
         refused = true;
@@ -134,7 +134,7 @@ class LostHold extends Error {}
 async function settle(ctx: RunContext, o: Orphan): Promise<void> {
   await settleState(ctx, o);
   // Until now, followers of the run read its events from memory; from now on, from the log.
-  ctx.inFlight.logs.delete(o.holderId);
+  ctx.inFlight.retire(o.holderId);
 }
 
 async function settleState(ctx: RunContext, o: Orphan): Promise<void> {

@@ -34,7 +34,7 @@ export class RunLog {
   private readonly unwritten = new Set<number>();
   private waiters: Array<() => void> = [];
   private wakeQueued = false;
-  /** Chunks of the graph's own stream a LangGraph API client asked for: kept while the run is live, never stored. */
+  /** Chunks of the graph's own stream a LangGraph API client asked for: kept in memory (see `RecentFrames`), never stored. */
   private readonly frames: GraphFrame[] = [];
   private ended = false;
   /** The terminal event is being committed: nothing more is appended. */
@@ -92,6 +92,8 @@ export class RunLog {
     const after = this.events.length - 1;
     const last = this.frames.at(-1);
     let shown: string | undefined;
+    // The chunk itself goes once shown: a frame kept after the run holds its string only.
+    let show: (() => string) | undefined = () => f.show();
     this.frames.push({
       kind: "frame",
       mode: f.mode,
@@ -99,10 +101,16 @@ export class RunLog {
       after,
       n: last?.after === after ? last.n + 1 : 0,
       get data() {
-        return (shown ??= f.show());
+        if (show) [shown, show] = [show(), undefined];
+        return shown!;
       },
     });
     this.wake();
+  }
+
+  /** The frames recorded so far, in order. */
+  get keptFrames(): readonly GraphFrame[] {
+    return this.frames;
   }
 
   /** What the token filter still holds goes out before any other event: nothing is lost or reordered. */
