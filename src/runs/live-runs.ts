@@ -1,3 +1,4 @@
+import type { Clock } from "../clock.js";
 import type { RunGate, ServedGraph } from "../graph/index.js";
 import type { FrameRequest } from "./stream/graph-frames.js";
 import { RecentFrames } from "./stream/recent-frames.js";
@@ -53,7 +54,11 @@ export class LiveRuns {
   /** By run id: live logs that listeners can follow. */
   readonly logs = new Map<string, RunLog>();
   /** The frames of runs that ended here, for a stream that replays one soon after. */
-  readonly recentFrames = new RecentFrames();
+  readonly recentFrames: RecentFrames;
+
+  constructor(clock: Clock) {
+    this.recentFrames = new RecentFrames(clock);
+  }
 
   /** A run's log is no longer followed live: its readers go to the stored log, its frames stay a while. */
   retire(runId: string): void {

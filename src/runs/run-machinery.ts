@@ -13,8 +13,9 @@ import { Settler } from "./recovery/settler.js";
 export function createRunContext(o: RunContextOptions): RunContext {
   const { log } = o;
   const metrics = o.metrics ?? new Metrics();
+  const clock = o.clock ?? systemClock;
   const ctx: Omit<RunContext, "settler"> & { settler?: ThreadSettler } = {
-    inFlight: new LiveRuns(),
+    inFlight: new LiveRuns(clock),
     persister: new EventPersister(o.store.runs, (err, queued) =>
       log.warn("run event log write refused; kept for a retry", { queued, message: err instanceof Error ? err.message : String(err) }),
     ),
@@ -25,7 +26,7 @@ export function createRunContext(o: RunContextOptions): RunContext {
     settings: o.settings,
     log,
     access: o.access,
-    clock: o.clock ?? systemClock,
+    clock,
     metrics,
     sealer: o.sealer ?? NO_SEALER,
     gateRefused(run, call) {

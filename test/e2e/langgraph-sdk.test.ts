@@ -558,7 +558,7 @@ describe("a team's graphs through /langgraph", () => {
     expect(root.every((e) => e.params.namespace.length === 0)).toBe(true);
     // Opened after the run has ended, a stream replays them in their places too: the SDK reopens
     // its stream from the run's start whenever a subscription widens it, and a run can end between.
-    const finished = () => server.stdout().split("\n").some((l) => l.includes('"run finished"') && l.includes(id));
+    const finished = () => server.stdout().split("\n").some((l) => l.startsWith("{") && JSON.parse(l).msg === "run finished" && JSON.parse(l).thread_id === id);
     await expect.poll(finished, { timeout: 15_000, message: "the desk's run was never logged as finished" }).toBe(true);
     const later = await rawEvents(id, { channels: ["custom", "tasks", "lifecycle"] });
     expect(later.map((e) => [e.seq, e.method, e.params.namespace, e.params.data])).toEqual(events.map((e) => [e.seq, e.method, e.params.namespace, e.params.data]));

@@ -22,8 +22,8 @@ export interface ThreadEventsOptions {
  * A thread's protocol events in seq order, across its runs, for as long as `signal` lets it: the
  * runs' durable logs translated (live ones as they grow), and after a run that stopped at the gate,
  * its interrupt's changes until it closes. A thread that does not exist yet is waited for. Nothing
- * is kept in memory between connections: a reconnect, a restart or another replica reads the same
- * events with the same seqs from the store.
+ * is kept per connection: a reconnect, a restart or another replica reads the same events with the
+ * same seqs from the store (the graph's own chunks only where the run's process keeps them).
  */
 export async function* threadEvents(o: ThreadEventsOptions): AsyncGenerator<StreamItem[]> {
   const { feed, threadId, signal } = o;

@@ -91,20 +91,7 @@ export class RunLog {
     if (this.isEnded) return;
     const after = this.events.length - 1;
     const last = this.frames.at(-1);
-    let shown: string | undefined;
-    // The chunk itself goes once shown: a frame kept after the run holds its string only.
-    let show: (() => string) | undefined = () => f.show();
-    this.frames.push({
-      kind: "frame",
-      mode: f.mode,
-      namespace: f.namespace,
-      after,
-      n: last?.after === after ? last.n + 1 : 0,
-      get data() {
-        if (show) [shown, show] = [show(), undefined];
-        return shown!;
-      },
-    });
+    this.frames.push(lazyFrame(f, { after, n: last?.after === after ? last.n + 1 : 0 }));
     this.wake();
   }
 
@@ -267,4 +254,23 @@ export class RunLog {
       signal?.removeEventListener("abort", onAbort);
     }
   }
+}
+
+/**
+ * A frame whose data is the chunk shown when first read. The chunk goes once shown: nothing here
+ * but `chunk` refers to it (a closure naming the argument would hold it for the frame's life).
+ */
+function lazyFrame(f: TappedChunk, place: { after: number; n: number }): GraphFrame {
+  let chunk: TappedChunk | undefined = f;
+  let shown = "";
+  return {
+    kind: "frame",
+    mode: f.mode,
+    namespace: f.namespace,
+    ...place,
+    get data() {
+      if (chunk) [shown, chunk] = [chunk.show(), undefined];
+      return shown;
+    },
+  };
 }

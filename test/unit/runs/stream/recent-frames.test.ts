@@ -26,6 +26,10 @@ describe("a run's kept frames, replayed with its stored events", () => {
     ]);
   });
 
+  it("frames after the last stored event come after it, as a live log sends them", async () => {
+    expect(await merged(stored([0, 1]), [frame(1)])).toEqual([["e0", "e1"], ["f1.0"]]);
+  });
+
   it("no frames: the stored batches as they are", async () => {
     expect(await merged(stored([0], [1]), [])).toEqual([["e0"], ["e1"]]);
   });
@@ -34,7 +38,7 @@ describe("a run's kept frames, replayed with its stored events", () => {
 describe("RecentFrames", () => {
   it("keeps an ended run's frames for five minutes, not longer", () => {
     let now = 0;
-    const recent = new RecentFrames(() => now);
+    const recent = new RecentFrames({ now: () => now });
     recent.keep("r1", [frame(0)]);
     now = 5 * 60_000 - 1;
     expect(recent.of("r1")).toHaveLength(1);
@@ -43,21 +47,31 @@ describe("RecentFrames", () => {
   });
 
   it("keeps the latest 256 runs: the oldest goes first", () => {
-    const recent = new RecentFrames(() => 0);
+    const recent = new RecentFrames({ now: () => 0 });
     for (let i = 0; i <= 256; i++) recent.keep(`r${i}`, [frame(i)]);
     expect(recent.of("r0")).toEqual([]);
     expect(recent.of("r1")).toHaveLength(1);
     expect(recent.of("r256")).toHaveLength(1);
   });
 
-  it("drops what has aged out when it keeps another", () => {
+  it("keeps 20,000 frames in all: runs go oldest first until the rest fit", () => {
+    const recent = new RecentFrames({ now: () => 0 });
+    const many = (k: number) => Array.from({ length: k }, (_, i) => frame(i));
+    recent.keep("a", many(5_000));
+    recent.keep("b", many(10_000));
+    recent.keep("c", many(5_000));
+    expect([recent.of("a").length, recent.of("b").length, recent.of("c").length]).toEqual([5_000, 10_000, 5_000]);
+    recent.keep("d", many(1));
+    expect([recent.of("a").length, recent.of("b").length, recent.of("d").length]).toEqual([0, 10_000, 1]);
+  });
+
+  it("lets aged-out runs go when asked, not only when it keeps another", () => {
     let now = 0;
-    const recent = new RecentFrames(() => now);
+    const recent = new RecentFrames({ now: () => now });
     recent.keep("old", [frame(0)]);
     now = 5 * 60_000;
-    recent.keep("new", [frame(0)]);
+    expect(recent.of("other")).toEqual([]);
     now = 0; // a time at which it would still show, were it held
     expect(recent.of("old")).toEqual([]);
-    expect(recent.of("new")).toHaveLength(1);
   });
 });

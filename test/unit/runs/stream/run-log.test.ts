@@ -1,6 +1,8 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import v8 from "node:v8";
+import vm from "node:vm";
 import { afterEach, describe, expect, it } from "vitest";
 import { PASS_TOKENS } from "../../../../src/ops/index.js";
 import { EventPersister } from "../../../../src/runs/stream/event-persister.js";
@@ -41,5 +43,22 @@ describe("RunLog listeners", () => {
     await new Promise<void>((r) => setImmediate(r));
     await log.end({ type: "done", outcome: "completed", message: "abcdef" }, () => Promise.resolve());
     expect(await got).toEqual([["a", "b", "c", "d", "e"], ["f"], ["done"]]);
+  });
+
+  it("keep a frame's string, not its chunk, once it was read: a run's frames outlive it (RecentFrames)", async () => {
+    const log = await newLog();
+    const gone = await (async () => {
+      const chunk = { state: new Array(100_000).fill("x") };
+      log.frame({ mode: "tasks", namespace: [], show: () => JSON.stringify(chunk.state.length) });
+      const [frame] = log.keptFrames;
+      expect(frame!.data).toBe("100000");
+      return new WeakRef(chunk);
+    })();
+    // A WeakRef's target lives to the end of the job that made it: collect in a later one.
+    await new Promise<void>((r) => setImmediate(r));
+    v8.setFlagsFromString("--expose-gc");
+    (vm.runInNewContext("gc") as () => void)();
+    expect(gone.deref(), "the chunk is still held by its frame").toBeUndefined();
+    expect(log.keptFrames[0]!.data).toBe("100000");
   });
 });
