@@ -53,9 +53,9 @@ export function channelOf(method: ProtocolMethod): ProtocolChannel {
 // `seq` places every event of a thread in one order across runs, replicas and restarts, computed
 // from what is stored: the run's place on its thread, the logged event it comes from, and its
 // rank among the events made from that one. The graph's own chunks after a logged event (kept in
-// memory for a while, see `RecentFrames`) take the upper half of its ranks. An interrupt's later changes
-// (decisions on single calls, its close) come after the run's last event. Room: 2M logged events
-// a run, 512 events made from one, 512 chunks between two.
+// memory for a while, see `RecentFrames`) take the upper half of its ranks. An interrupt's later
+// changes (decisions on single calls, its close) come after the run's last event. Room: 2M logged
+// events a run, 512 events made from one, 512 chunks between two.
 const RUN = 2 ** 32;
 const PER_EVENT = 1024;
 const FRAMES_FROM = 512;
