@@ -2,8 +2,9 @@
  * The gate, proved against a model (DESIGN.md practice 18): fast-check drives random sequences of
  * requests, decisions, edits, expiries, cancels and restarts, by random principals (the owner,
  * an approver, two of finance, an admin, a stranger) through random faces (tollgate's resume,
- * LangGraph's positional and map-shaped `command.resume`), against a tollgate in this process on
- * a fake clock. After every step: every call that ran had its policy met by distinct allowed
+ * LangGraph's positional and map-shaped `command.resume`, the thread-centric protocol's
+ * `input.respond`, a signed Slack click or reject modal, a mailed decide link), against a tollgate
+ * in this process on a fake clock, with a Slack stand-in and an SMTP server. After every step: every call that ran had its policy met by distinct allowed
  * principals whose approvals were of the arguments that ran and of a preview still true, at most
  * once; a refusal is the same status and code on every face; never a 5xx; and the server agrees
  * with the model on every answer, effect and thread.
@@ -12,9 +13,11 @@
  * GATE_MODEL_VERSIONS=off models a server without call versions (see model.ts).
  */
 import fc from "fast-check";
-import { describe, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Advance, Ask, Decide, gateCommands, type ModelState, outcomeCounts, type RealState, Sweep } from "../helpers/gate-model/commands.js";
+import { FACES } from "../helpers/gate-model/faces.js";
 import { type DecisionSpec, newModel, VERSIONS_ENFORCED } from "../helpers/gate-model/model.js";
+import type { Who } from "../helpers/gate-model/principals.js";
 import { GateSystem } from "../helpers/gate-model/system.js";
 
 const RUNS = Number(process.env.GATE_MODEL_RUNS ?? 150);
@@ -87,5 +90,50 @@ describe("the holes the model must catch, as fixed sequences", () => {
       new Sweep(),
       new Decide(0, "ops", "tollgate", [approve(), approve()]),
     ]);
+  });
+});
+
+const reject: DecisionSpec = { kind: "reject", blind: false, nameVersion: false, amount: 0 };
+/**
+ * The same decision by `who` on each of the six faces, one after another; the mailed link first,
+ * since it works once and a refusal elsewhere is also tried on every face that can say it.
+ */
+const onEveryFace = (k: number, who: Who, specs: DecisionSpec[]) => ["email" as const, ...FACES.filter((f) => f !== "email")].map((f) => new Decide(k, who, f, specs));
+const answers = (ds: Decide[]) => Object.fromEntries(ds.map((d) => [d.face, d.answered ?? `unusable: ${d.unusable}`]));
+
+describe("the same decision, the same answer on all six faces", () => {
+  it("four eyes: the requester's approval is refused on every face; she gets no mail for a call she may not approve", async () => {
+    const tries = onEveryFace(0, "alice", [approve(), approve()]);
+    await runSequence([new Ask(0, [{ tool: "refund_order", order: "A-1004", amount: 500 }]), ...tries]);
+    expect(answers(tries)).toEqual({
+      tollgate: "403 forbidden",
+      "lg-positional": "403 forbidden",
+      "lg-map": "403 forbidden",
+      "lg-respond": "forbidden",
+      slack: "forbidden",
+      email: expect.stringMatching(/^unusable: alice got no mail/),
+    });
+  });
+
+  it("expired: a decision past the deadline is refused approval_expired on every face, before the sweep and after it", async () => {
+    const before = onEveryFace(0, "ops", [approve(), approve()]);
+    const after = onEveryFace(0, "admin", [approve(), approve()]);
+    await runSequence([new Ask(0, [{ tool: "refund_order", order: "A-1004", amount: 500 }]), new Advance(901_000), ...before, new Sweep(), ...after]);
+    const expired = { tollgate: "410 approval_expired", "lg-positional": "410 approval_expired", "lg-map": "410 approval_expired", "lg-respond": "approval_expired", slack: "approval_expired", email: "approval_expired" };
+    expect([answers(before), answers(after)]).toEqual([expired, expired]);
+  });
+
+  it("a stale version: approving the card as first shown, after an edit, is call_changed on every face (the old message's button, the old mail's link)", async () => {
+    const tries = onEveryFace(0, "admin", [approve({ blind: true, nameVersion: true }), skip]);
+    await runSequence([new Ask(0, [{ tool: "refund_order", order: "A-1003", amount: 60_000 }]), new Decide(0, "fin1", "tollgate", [edit(70_000), skip]), ...tries]);
+    expect(Object.values(answers(tries)).map((a) => a.replace(/^409 /, ""))).toEqual(Array(FACES.length).fill("call_changed"));
+  });
+
+  it("a quorum from the channels: fin1 approves in Slack (waiting), admin by the mailed link (the refund runs once); fin1's reject then is not_waiting", async () => {
+    const first = new Decide(0, "fin1", "slack", [approve()]);
+    const second = new Decide(0, "admin", "email", [approve()]);
+    const late = new Decide(0, "fin1", "slack", [reject]);
+    await runSequence([new Ask(0, [{ tool: "refund_order", order: "A-1003", amount: 60_000 }]), first, second, late]);
+    expect([first.answered, second.answered, late.answered]).toEqual(["waiting_human", "a run", "not_waiting"]);
   });
 });

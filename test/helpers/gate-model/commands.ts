@@ -6,7 +6,8 @@
  * invariants against the server's store.
  */
 import fc from "fast-check";
-import { describeOutcome, FACES, type Face, type Outcome, sendDecision } from "./faces.js";
+import { CHANNEL_FACES, channelIntent, FACES, type Face, prepareDecision } from "./faces.js";
+import { describeOutcome, matches, type Outcome, outcomeKey, outcomeOfPrediction } from "./outcome.js";
 import { checkAgreement, checkSafety, InvariantBroken } from "./invariants.js";
 import {
   bindSpecs,
@@ -14,8 +15,10 @@ import {
   type DecisionSpec,
   latest,
   type MCall,
+  type MInterrupt,
   type Model,
   type MThread,
+  mayDecideWaiting,
   maySee,
   openOf,
   policyOfCall,
@@ -24,7 +27,7 @@ import {
   sweep,
   TTL_MS,
 } from "./model.js";
-import { mayDecide, owns, WHO, type Who } from "./principals.js";
+import { EMAIL, mayDecide, owns, WHO, type Who } from "./principals.js";
 import { type GateSystem, messageFor, type PlannedCall } from "./system.js";
 
 /** The model and a counter for call ids (unique within one run). */
@@ -39,10 +42,10 @@ export interface RealState {
 
 type GateCommand = fc.AsyncCommand<ModelState, RealState>;
 
-/** How decisions were answered across a test file's runs ("202 waiting_human", "409 call_changed", …): what the random steps reached. */
+/** How decisions were answered across a test file's runs, by face ("slack call_changed", …): what the random steps reached. */
 export const outcomeCounts = new Map<string, number>();
-const count = (o: Outcome) => {
-  const key = o.kind === "waiting" ? "202 waiting_human" : describeOutcome(o);
+const count = (face: Face, o: Outcome | string) => {
+  const key = `${face} ${typeof o === "string" ? o : outcomeKey(o)}`;
   outcomeCounts.set(key, (outcomeCounts.get(key) ?? 0) + 1);
 };
 
@@ -81,6 +84,8 @@ export class Ask implements GateCommand {
     const intr = /event: interrupt\ndata: (.+)\n/.exec(res.text);
     if (!intr) throw new InvariantBroken(`alice's message on ${id} did not stop at the gate: ${res.text.slice(-300)}`);
     const payload = JSON.parse(intr[1]!) as { interrupt_id: string; calls: Array<{ call_id: string; version?: number; policy: string; preview?: { refunded_cents: number } }> };
+    // Slack's message and the mails go out at once, before time can move past their deadline.
+    await r.sys.drained(id);
     const state = await r.sys.request("alice", "GET", `/langgraph/threads/${id}/state`);
     const lgId = String(state.json?.tasks?.[0]?.interrupts?.[0]?.id ?? payload.interrupt_id);
     let t = threadOf(s, this.k);
@@ -92,7 +97,9 @@ export class Ask implements GateCommand {
       counting: [],
       log: [],
     }));
-    t.interrupts.push({ id: payload.interrupt_id, lgId, calls, partial: calls.some((c) => policyOfCall(c).kind === "quorum"), expiresAt: s.m.now + TTL_MS, state: "waiting" });
+    const opened: MInterrupt = { id: payload.interrupt_id, lgId, calls, partial: calls.some((c) => policyOfCall(c).kind === "quorum"), expiresAt: s.m.now + TTL_MS, state: "waiting", mailed: [] };
+    opened.mailed = WHO.filter((w) => EMAIL[w] !== undefined && mayDecideWaiting(w, opened));
+    t.interrupts.push(opened);
     // What the interrupt shows is what the model holds: the calls, their policies and versions, the previews.
     for (const c of calls) {
       const shown = payload.calls.find((x) => x.call_id === c.id);
@@ -127,24 +134,40 @@ export class Decide implements GateCommand {
     const t = threadOf(s as ModelState, this.k);
     return t !== undefined && latest(t) !== undefined;
   }
+  /** Why the face could not say it (no Slack user, no live link): the step then changes nothing. */
+  unusable: string | undefined;
+  /** What the face answered, as `describeOutcome` words it. */
+  answered: string | undefined;
   async run(s: ModelState, r: RealState): Promise<void> {
     const t = threadOf(s, this.k)!;
     const intr = latest(t)!;
     const w = (this.resolved = whoDecides(s.m, t, this.who));
-    const ds = bindSpecs(intr, this.specs);
-    const want = predictDecision(s.m, t, w, ds);
-    const got = await sendDecision(r.sys, this.face, w, t, intr, ds);
-    count(got);
-    const wanted: Outcome = want.kind === "refused" ? want : want.kind === "waiting" ? { kind: "waiting", waitingOn: want.waitingOn } : { kind: "run" };
-    if (describeOutcome(got) !== describeOutcome(wanted)) {
-      throw new InvariantBroken(`${this} answered ${describeOutcome(got)}; the contract says ${describeOutcome(wanted)}`);
+    const p = await prepareDecision(r.sys, this.face, s.m, w, t, intr, { specs: this.specs });
+    if (!p.usable) {
+      this.unusable = p.why;
+      count(this.face, "unusable");
+      await checkAll(s, r);
+      return;
     }
+    const want = p.before ?? predictDecision(s.m, t, w, p.ds);
+    const got = await p.send();
+    this.answered = describeOutcome(got);
+    count(this.face, got);
+    const wanted = outcomeOfPrediction(want);
+    if (!matches(got, wanted)) throw new InvariantBroken(`${this} answered ${describeOutcome(got)}; the contract says ${describeOutcome(wanted)}`);
     if (got.kind === "refused") {
-      // Nothing was applied: the same decision on every other face is the same refusal.
-      for (const face of FACES.filter((f) => f !== this.face)) {
-        const again = await sendDecision(r.sys, face, w, t, intr, ds);
-        if (describeOutcome(again) !== describeOutcome(got)) {
-          throw new InvariantBroken(`${this}: refused ${describeOutcome(got)} on ${this.face}, but ${describeOutcome(again)} on ${face}`);
+      // Nothing was applied. The gate's refusal: the same decision is the same refusal on every face that can say it.
+      if (!p.before) {
+        for (const face of FACES.filter((f) => f !== this.face)) {
+          const q = await prepareDecision(r.sys, face, s.m, w, t, intr, { ds: p.ds });
+          if (!q.usable) continue;
+          const again = outcomeOfPrediction(q.before ?? predictDecision(s.m, t, w, q.ds));
+          if (again.kind !== "refused") continue;
+          const answered = await q.send();
+          count(face, answered);
+          if (!matches(answered, again)) {
+            throw new InvariantBroken(`${this}: refused ${describeOutcome(got)} on ${this.face}, but ${describeOutcome(answered)} on ${face} (the contract says ${describeOutcome(again)})`);
+          }
         }
       }
     } else if (want.kind !== "refused") want.commit();
@@ -153,7 +176,9 @@ export class Decide implements GateCommand {
   toString(): string {
     const spec = (d: DecisionSpec) => (d.kind === "skip" ? "skip" : `${d.kind}${d.kind === "edit" ? `→${d.amount}` : ""}${d.blind ? " blind" : ""}${d.nameVersion ? " v" : ""}`);
     const who = typeof this.who === "string" ? this.who : `allowed#${this.who.allowed}${this.resolved ? `=${this.resolved}` : ""}`;
-    return `Decide(t${this.k}, ${who}, ${this.face}, [${this.specs.map(spec).join(", ")}])`;
+    const channel = (CHANNEL_FACES as readonly Face[]).includes(this.face) ? channelIntent(this.specs) : undefined;
+    const what = channel ? `${channel.action} all${channel.blind ? " blind" : ""}` : `[${this.specs.map(spec).join(", ")}]`;
+    return `Decide(t${this.k}, ${who}, ${this.face}, ${what})${this.unusable ? ` (unusable: ${this.unusable})` : ""}`;
   }
 }
 
@@ -172,6 +197,8 @@ export class Advance implements GateCommand {
     return true;
   }
   async run(s: ModelState, r: RealState): Promise<void> {
+    // What the last step owes Slack and mail is delivered at the time it happened.
+    for (const t of s.m.threads) await r.sys.drained(t.id);
     s.m.now += this.ms;
     r.sys.clock.advance(this.ms);
   }

@@ -68,6 +68,8 @@ export interface MInterrupt {
   partial: boolean;
   expiresAt: number;
   state: InterruptState;
+  /** Who the request was mailed to when it opened: those with an email who may decide it. */
+  mailed: Who[];
 }
 
 export interface MThread {
@@ -135,7 +137,7 @@ export const previewNow = (m: Model, tool: string, args: Args): Preview | undefi
   tool === "refund_order" ? { order_id: String(args.order_id), refunded_cents: m.refunded.get(String(args.order_id)) ?? 0 } : undefined;
 
 /** Decided as a whole: `w` must be allowed every call; call by call: at least one. */
-function mayDecideWaiting(w: Who, i: MInterrupt): boolean {
+export function mayDecideWaiting(w: Who, i: MInterrupt): boolean {
   const ok = i.calls.map((c) => mayDecide(w, policyOfCall(c)));
   return i.partial ? ok.some(Boolean) : ok.every(Boolean);
 }

@@ -21,8 +21,19 @@ export const ROLES: Record<Who, readonly string[]> = {
 /** Bearer tokens, one per principal (AUTH_TOKENS). */
 export const TOKEN: Record<Who, string> = Object.fromEntries(WHO.map((w) => [w, `tok-${w}-gate-model`])) as Record<Who, string>;
 
-/** The server's AUTH_TOKENS value. */
-export const AUTH_TOKENS = JSON.stringify(Object.fromEntries(WHO.map((w) => [TOKEN[w], { sub: w, roles: ROLES[w] }])));
+/**
+ * Who Slack and email reach: everyone but bob has a Slack user; fin2 has no email, so no mail and
+ * no link (a quorum by mail then needs fin1 and admin).
+ */
+export const SLACK_USER: Partial<Record<Who, string>> = { alice: "UALICE", ops: "UOPS", fin1: "UFIN1", fin2: "UFIN2", admin: "UADMIN" };
+export const EMAIL: Partial<Record<Who, string>> = { alice: "alice@example.com", ops: "ops@example.com", fin1: "fin1@example.com", admin: "admin@example.com", bob: "bob@example.com" };
+
+/** The server's AUTH_TOKENS value: the directory, channels' ids included. */
+export const AUTH_TOKENS = JSON.stringify(
+  Object.fromEntries(
+    WHO.map((w) => [TOKEN[w], { sub: w, roles: ROLES[w], ...(SLACK_USER[w] ? { slack_user: SLACK_USER[w] } : {}), ...(EMAIL[w] ? { email: EMAIL[w] } : {}) }]),
+  ),
+);
 
 /** The thread's owner, who also sends every message (the requester of every call). */
 export const OWNER: Who = "alice";

@@ -15,6 +15,8 @@ import { FakeClock } from "../fake-clock.js";
 import { ensurePgDatabase, pgTestClusterUrl } from "../pg-test-db.js";
 import { openDb, type TestDb } from "../sqlite.js";
 import { within } from "../within.js";
+import { startSlackStandIn, slackRequest, type SlackStandIn } from "../../fixtures/slack/slack-stand-in.js";
+import { startSmtpCatcher, type SmtpCatcher } from "../../fixtures/smtp/smtp-catcher.js";
 import { AUTH_TOKENS, TOKEN, type Who } from "./principals.js";
 
 /** A tool call the scripted model makes for a message. */
@@ -32,6 +34,10 @@ export interface Answer {
 }
 
 const PREFIX = "gate-model turn: ";
+
+export const SLACK_SECRET = "gate-model-slack-signing-secret";
+/** PUBLIC_URL: the origin a decide link's form posts from. */
+export const PUBLIC_URL = "https://tollgate.example.com";
 
 /** The message that makes the scripted model ask for `calls`: they travel in it, so a restart changes nothing. */
 export const messageFor = (calls: readonly PlannedCall[]): string => PREFIX + JSON.stringify(calls);
@@ -56,12 +62,31 @@ export class GateSystem {
     private readonly env: Record<string, string>,
     public tg: Tollgate,
     public db: TestDb,
+    /** Slack's Web API, which the server posts its messages to; Slack's clicks come from the test. */
+    readonly slack: SlackStandIn,
+    /** The SMTP server the request mails go to. */
+    readonly smtp: SmtpCatcher,
   ) {}
 
-  /** A fresh tollgate on a fresh data dir (and database). */
+  /** Decide links posted so far (a link works once: a person with only used ones has none left). */
+  readonly postedLinks = new Set<string>();
+
+  /** A fresh tollgate on a fresh data dir (and database), with Slack and email on. */
   static async open(): Promise<GateSystem> {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tollgate-gate-model-"));
+    const [slack, smtp] = await Promise.all([startSlackStandIn(), startSmtpCatcher()]);
     const env: Record<string, string> = {
+      SLACK_BOT_TOKEN: "xoxb-gate-model",
+      SLACK_SIGNING_SECRET: SLACK_SECRET,
+      SLACK_CHANNEL: "C0APPROVALS",
+      SLACK_API_URL: slack.apiUrl,
+      SMTP_URL: smtp.url,
+      EMAIL_FROM: "Tollgate <tollgate@example.com>",
+      PUBLIC_URL,
+      // Messages and mails go at once; a step that reads them waits for the outbox to drain.
+      WEBHOOK_SWEEP_MS: "10",
+      WEBHOOK_BACKOFF_BASE_MS: "10",
+      WEBHOOK_BACKOFF_CAP_MS: "20",
       AUTH_TOKENS,
       AUTH_ROLES: "finance",
       APPROVAL_TTL_SECONDS: "900",
@@ -75,7 +100,7 @@ export class GateSystem {
     if (cluster) Object.assign(env, { DATABASE_URL: await ensurePgDatabase(cluster, dataDir), REPLICA_LEASE_SECONDS: "1" });
     const clock = new FakeClock(Date.UTC(2030, 0, 1));
     const tg = await GateSystem.start(env, clock);
-    return new GateSystem(dataDir, clock, env, tg, openDb(dataDir));
+    return new GateSystem(dataDir, clock, env, tg, openDb(dataDir), slack, smtp);
   }
 
   private static start(env: Record<string, string>, clock: FakeClock): Promise<Tollgate> {
@@ -97,7 +122,39 @@ export class GateSystem {
   async close(): Promise<void> {
     this.db.close();
     await this.tg.close();
+    await Promise.all([this.slack.close(), this.smtp.close()]);
     fs.rmSync(this.dataDir, { recursive: true, force: true });
+  }
+
+  /** Resolves once no Slack message or mail of the thread is still owed or in flight. */
+  async drained(threadId: string): Promise<void> {
+    await within(
+      (async () => {
+        while ((await this.tg.store.webhooks.list(threadId)).some((d) => d.status === "pending")) await new Promise((r) => setTimeout(r, 5));
+      })(),
+      { ms: 10_000, failure: `the Slack messages and mails of thread ${threadId} were not all delivered` },
+    );
+  }
+
+  /** A payload posted to the interactivity endpoint, signed as Slack signs it, at the server's now. */
+  async slackPost(payload: object): Promise<{ status: number; text: string }> {
+    const r = await this.tg.app.request("/integrations/slack/interactivity", slackRequest(payload, { secret: SLACK_SECRET, nowMs: this.clock.now() }));
+    const res = { status: r.status, text: await r.text() };
+    if (res.status >= 500) throw new Error(`Slack's interactivity answered ${res.status}: ${res.text.slice(0, 500)}`);
+    return res;
+  }
+
+  /** A decide link's form, posted from its own page (Origin PUBLIC_URL). */
+  async emailPost(link: string, form: Record<string, string>): Promise<{ status: number; text: string }> {
+    this.postedLinks.add(link);
+    const r = await this.tg.app.request(new URL(link).pathname, {
+      method: "POST",
+      headers: { origin: PUBLIC_URL, "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams(form).toString(),
+    });
+    const res = { status: r.status, text: await r.text() };
+    if (res.status >= 500 && res.status !== 503) throw new Error(`POST ${new URL(link).pathname.slice(0, 16)}… answered ${res.status}: ${res.text.slice(0, 500)}`);
+    return res;
   }
 
   /** One request as `who`, its body read to the end (so a run it streams has ended). */
