@@ -7,3 +7,5 @@ export * from "./resource-schemas.js";
 export * from "./webhook-schemas.js";
 export * from "./langgraph-message.js";
 export * from "./policy-words.js";
+export * from "./refusals.js";
+export * from "./outcomes.js";

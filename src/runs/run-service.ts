@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { AppError, CANCEL_REASONS, threadNotFound, type CancelReason } from "../protocol/index.js";
+import { CANCEL_REASONS, closingOutcomes, refusals, threadNotFound, type CancelReason } from "../protocol/index.js";
 import type { Principal } from "../auth/index.js";
 import { isStorageFault, type LoggedEvent, type ThreadRow, type ThreadStatus } from "../store/index.js";
 import { storageUnavailable } from "./finish/storage-errors.js";
@@ -11,10 +11,11 @@ import { RunCancelled } from "./run-abort.js";
 import type { ActiveRun, RunContext } from "./run-context.js";
 import { executeRun } from "./start/run-executor.js";
 import { encodeRunInput, inputMessage, resumeInput, RunGate, type RunInput, type RunInputValue, type ServedGraph } from "../graph/index.js";
-import type { GateDecision } from "../tools/index.js";
+import type { GateDecision } from "../gate/index.js";
 import { RunLog } from "./stream/run-log.js";
 import { forkPoint, refuseForkBeforeApprovals } from "./start/fork-check.js";
 import type { FrameRequest, GraphFrame } from "./stream/graph-frames.js";
+import { checkedResume } from "./decide/checked-resume.js";
 import { openGate, ProgressConflict, type ResumeRequest, type WaitingGate } from "./decide/resume-gate.js";
 import { ThreadFeed } from "./stream/thread-feed.js";
 import { noticeThread, reportDecision } from "./decide/report-decision.js";
@@ -23,7 +24,7 @@ import { cancelRemoteRun, followStoredRun } from "./stream/remote-run.js";
 import { seeThread } from "./threads/thread-access.js";
 
 /** Calls a run never reached, when its claim's commit may have gone in unseen. */
-const CLAIM_LOST = { status: "error", error: "not executed: the run could not start" } as const;
+const CLAIM_LOST = closingOutcomes.claimLost();
 
 /** How much of the first user message names a thread in lists. */
 const TITLE_CHARS = 80;
@@ -127,7 +128,7 @@ export class RunService {
         const thread = await tx.threads.ensure(threadId, p.sub, graphId);
         if (!this.ctx.access.owns(p, thread.owner)) throw threadNotFound(threadId);
         graph = this.ctx.graphs.forThread(thread.graph_id, req.graphId); // a thread keeps its graph
-        if (!this.ctx.access.mayStartRuns(p)) throw new AppError("forbidden", "Starting runs needs the role 'user'");
+        if (!this.ctx.access.mayStartRuns(p)) throw refusals.startNeedsUser();
         this.admission.admit(p.sub);
         const claimed = await tx.threads.claimIdle(threadId, runId);
         if (!claimed.ok) throw claimRefusal(threadId, claimed.reason); // rolls back the thread `ensure` made
@@ -157,11 +158,16 @@ export class RunService {
   }
 
   /**
-   * `p`'s decisions on the open interrupt; the gate's checks throw the contract's codes. The gate
-   * opens (and the run is registered) before this returns, so a cancel that comes next finds the
-   * run; edits are checked against the checkpoint first, which takes a read.
+   * The one door every face's decision comes through: `p`'s decisions on the open interrupt, named
+   * call by call (`decisions`: tollgate's API, LangGraph's) or as one choice on the calls a face
+   * showed (`shown`: Slack, email), which the gate turns into the calls `p` decides now. Held to
+   * `POST …/resume`'s schema whatever the face; the gate's checks throw the contract's codes, so
+   * one decision gets one answer everywhere. The gate opens (and the run is registered) before
+   * this returns, so a cancel that comes next finds the run; edits are checked against the
+   * checkpoint first, which takes a read.
    */
-  async startResume(p: Principal, req: ResumeRequest): Promise<ActiveRun | WaitingGate> {
+  async startResume(p: Principal, request: ResumeRequest): Promise<ActiveRun | WaitingGate> {
+    const req = checkedResume(request);
     const { threadId, interruptId } = req;
     this.refuseIfClosing();
     await seeThread(this.ctx, p, threadId); // nothing is read for a caller who may not see the thread
@@ -169,13 +175,15 @@ export class RunService {
     // model's history: scrubbed once, here, so every one of them holds the same text.
     const { scrubber } = this.ctx.redactor;
     const decisions = (req.decisions ?? []).map((d) => (d.reason === undefined ? d : { ...d, reason: scrubber.scrub(d.reason) }));
+    const choice = req.shown?.choice;
+    const shown = req.shown && choice && !choice.approve ? { ...req.shown, choice: { ...choice, reason: scrubber.scrub(choice.reason) } } : req.shown;
     // Edits of this resume, and those taken earlier on an interrupt decided call by call: checked
     // again on every try, since another decision may have edited the call meanwhile. A resume
     // without edits reads nothing here; the gate asks for them if earlier edits need binding.
     const prepare = () => prepareEdits(this.ctx, { threadId, interruptId, decisions });
     const first = decisions.some((d) => d.edited_args !== undefined) ? await prepare() : NO_EDITS;
     this.refuseIfClosing();
-    return this.openResume(p, { ...req, ...(req.decisions ? { decisions } : {}) }, { first, prepare });
+    return this.openResume(p, { ...req, ...(req.decisions ? { decisions } : {}), ...(shown ? { shown } : {}) }, { first, prepare });
   }
 
   /** `edits.first`: the edits checked before, for the first try; `edits.prepare` checks them again for a retry. */
@@ -195,7 +203,9 @@ export class RunService {
         });
       });
     // If the claim's commit went in unseen, the decision is not used up: the settler reopens it.
-    const reopen = { interruptId, approved: decisions.filter((d) => d.approved).map((d) => d.call_id) };
+    // A choice on the calls shown approves at most those.
+    const approved = req.shown ? (req.shown.choice.approve ? Object.keys(req.shown.versions) : []) : decisions.filter((d) => d.approved).map((d) => d.call_id);
+    const reopen = { interruptId, approved };
     return this.begin({
       threadId,
       runId,
@@ -231,7 +241,7 @@ export class RunService {
   async cancel(p: Principal, threadId: string, reason: CancelReason = "api"): Promise<CancelResult> {
     let thread = await seeThread(this.ctx, p, threadId);
     if (!this.ctx.access.owns(p, thread.owner)) {
-      throw new AppError("forbidden", "Only the thread's owner may cancel; an approver refuses with a resume that rejects");
+      throw refusals.onlyOwnerCancels();
     }
     let cancelled = false;
     // Runs whose claim is still on its way to the database: each ends `cancelled` as it begins.
@@ -353,7 +363,7 @@ export class RunService {
   }
 
   private refuseIfClosing(): void {
-    if (this.closing) throw new AppError("shutting_down", "The server is shutting down; try again shortly");
+    if (this.closing) throw refusals.shuttingDown();
   }
 
   /**
@@ -430,7 +440,7 @@ async function retryOnProgressConflict<T>(claim: () => Promise<T>): Promise<T> {
       return await claim();
     } catch (err) {
       if (!(err instanceof ProgressConflict)) throw err;
-      if (attempt >= PROGRESS_RETRIES) throw new AppError("thread_busy", "Other decisions on this interrupt keep landing at the same time; try again");
+      if (attempt >= PROGRESS_RETRIES) throw refusals.racing();
     }
   }
 }

@@ -1,12 +1,7 @@
-import { canonicalJson } from "./args-hash.js";
+import { canonicalJson, RESERVED_ARG_NAMES } from "../gate/index.js";
+import { editRefusals } from "../protocol/index.js";
 import { MASK } from "./mask-args.js";
 import type { ToolRegistry } from "./tool-registry.js";
-
-/**
- * Names that can never be an argument: merging them would reach the object's prototype, and a
- * JSON parser or validator may drop them silently, so they are refused wherever an edit is read.
- */
-export const RESERVED_ARG_NAMES: ReadonlySet<string> = new Set(["__proto__", "constructor", "prototype"]);
 
 /** A call's arguments after a person's edit, and which top-level keys it really changed. */
 export type EditResult = { args: Record<string, unknown>; changed: string[] } | { error: string };
@@ -19,14 +14,14 @@ export type EditResult = { args: Record<string, unknown>; changed: string[] } | 
  */
 export function applyEdit(registry: ToolRegistry, call: { name: string; args: Record<string, unknown> }, patch: unknown): EditResult {
   if (patch === undefined) return { args: call.args, changed: [] };
-  if (!registry.isEditable(call.name)) return { error: `Tool '${call.name}' is not editable` };
-  if (!patch || typeof patch !== "object" || Array.isArray(patch)) return { error: "edited_args must be an object" };
+  if (!registry.isEditable(call.name)) return { error: editRefusals.notEditable(call.name) };
+  if (!patch || typeof patch !== "object" || Array.isArray(patch)) return { error: editRefusals.notAnObject() };
   const known = Object.keys((registry.argsSchema(call.name).properties as Record<string, unknown> | undefined) ?? {});
   const entries = Object.entries(patch as Record<string, unknown>);
   for (const [key, value] of entries) {
-    if (RESERVED_ARG_NAMES.has(key)) return { error: `edited_args: '${key}' can never be an argument name` };
-    if (!known.includes(key)) return { error: `edited_args: '${key.slice(0, 64)}' is not an argument of ${call.name}` };
-    if (value === MASK) return { error: `edited_args: '${key}' is the mask "${MASK}", not a value` };
+    if (RESERVED_ARG_NAMES.has(key)) return { error: editRefusals.reservedName(key) };
+    if (!known.includes(key)) return { error: editRefusals.notAnArgument(key, call.name) };
+    if (value === MASK) return { error: editRefusals.theMask(key, MASK) };
   }
   const args = { ...call.args, ...Object.fromEntries(entries) };
   const changed = entries.filter(([key]) => canonicalJson(args[key]) !== canonicalJson(call.args[key])).map(([key]) => key);

@@ -1,5 +1,5 @@
 import { checkArgs } from "./check-args.js";
-import { closingOutcomes } from "./outcome-message.js";
+import { closingOutcomes, toolNotFoundText } from "../protocol/index.js";
 import { runInner } from "./run-tool-call.js";
 import type { ToolCallRequest, ToolOutcome } from "./tool-outcome.js";
 import type { ToolRegistry } from "./tool-registry.js";
@@ -19,7 +19,7 @@ export async function runToolCall(
   opts: RunToolOptions,
 ): Promise<ToolOutcome> {
   const entry = registry.get(call.name);
-  if (!entry) return { status: "error", error: `Tool '${call.name}' not found` };
+  if (!entry) return closingOutcomes.toolNotFound(call.name);
   const validationError = await validateArgs(registry, call);
   if (validationError) return { status: "invalid_args", error: validationError };
   // An irreversible tool's code runs only through its own gate (`TollgateTool`), never from here.
@@ -31,6 +31,6 @@ export async function runToolCall(
 /** The schema's validation message (zod or JSON Schema), or null when the arguments fit. */
 export async function validateArgs(registry: ToolRegistry, call: ToolCallRequest): Promise<string | null> {
   const entry = registry.get(call.name);
-  if (!entry) return `Tool '${call.name}' not found`;
+  if (!entry) return toolNotFoundText(call.name);
   return checkArgs(entry.schema, call.args);
 }

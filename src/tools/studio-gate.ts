@@ -1,5 +1,5 @@
-import { hashArgs } from "./args-hash.js";
-import { closingOutcomes, DEFAULT_REASON, NO_DECISION } from "./outcome-message.js";
+import { hashArgs } from "../gate/index.js";
+import { closingOutcomes, DEFAULT_REASON, NO_DECISION } from "../protocol/index.js";
 import { checkpointsOf, type ResumedCall, resumedDecision } from "./studio-resume.js";
 import { callKey } from "./tool-context.js";
 import type { ToolOutcome } from "./tool-outcome.js";

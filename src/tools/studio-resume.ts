@@ -1,4 +1,4 @@
-import { canonicalJson } from "./args-hash.js";
+import { canonicalJson } from "../gate/index.js";
 
 /*
  * What LangGraph's `Command({ resume })` delivered about one tool call, read back from the

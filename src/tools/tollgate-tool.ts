@@ -4,7 +4,8 @@ import { StructuredTool, type StructuredToolInterface, type ToolRunnableConfig }
 import type { ApprovalPolicy } from "../protocol/index.js";
 import { maskValues, sensitiveValues } from "./mask-args.js";
 import { isMcpTool, kindFromHints } from "./mcp-hints.js";
-import { closingOutcomes, DEFAULT_REASON, NO_DECISION, outcomeMessage } from "./outcome-message.js";
+import { closingOutcomes, DEFAULT_REASON, NO_DECISION } from "../protocol/index.js";
+import { outcomeMessage } from "./outcome-message.js";
 import { callOwnCode, innerConfig, runInner, untilAborted } from "./run-tool-call.js";
 import type { ToolOutcome } from "./tool-outcome.js";
 import { PREVIEW_KEY, toolContext } from "./tool-context.js";

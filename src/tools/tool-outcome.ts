@@ -1,4 +1,3 @@
-import type { ToolStatus } from "../protocol/index.js";
 
 /** One tool call as the engine runs it. */
 export interface ToolCallRequest {
@@ -7,11 +6,5 @@ export interface ToolCallRequest {
   args: Record<string, unknown>;
 }
 
-/** How one call ended, before it becomes a ToolMessage and a `tool_result`. */
-export interface ToolOutcome {
-  status: ToolStatus;
-  output?: string;
-  error?: string;
-  /** The call ran with these top-level arguments changed by the person who approved it. */
-  edited?: readonly string[];
-}
+/** How one call ended: the protocol's, beside the texts the model reads of it. */
+export type { ToolOutcome } from "../protocol/index.js";

@@ -23,7 +23,8 @@ import { FakeClock } from "../helpers/fake-clock.js";
 import { inProcessTollgates } from "../helpers/in-process-tollgate.js";
 import { ensurePgDatabase, pgTestClusterUrl } from "../helpers/pg-test-db.js";
 import { within } from "../helpers/within.js";
-import { refundDesk } from "../fixtures/refund-desk.js";
+import { ACCOUNT, refundDesk } from "../fixtures/refund-desk.js";
+import { ScriptedChatModel } from "../../src/testing/index.js";
 
 const open = inProcessTollgates();
 let smtp: SmtpCatcher | undefined;
@@ -81,15 +82,21 @@ interface Rig {
   post(link: string, form: Record<string, string>, o?: { origin?: string }): Promise<Response>;
 }
 
-async function rig(o: { clock?: FakeClock; env?: Record<string, string> } = {}): Promise<Rig> {
+/** With auth off: no tokens, the directory alone says who the mails reach. */
+const noAuthEnv = (smtpUrl: string) => {
+  const { AUTH_TOKENS: _tokens, ...rest } = emailEnv(smtpUrl);
+  return { ...rest, AUTH_DIRECTORY: JSON.stringify(Object.values(TOKENS)) };
+};
+
+async function rig(o: { clock?: FakeClock; env?: Record<string, string>; authOff?: boolean; model?: () => ScriptedChatModel } = {}): Promise<Rig> {
   freshDesk();
   smtp = await startSmtpCatcher();
   const logLines: string[] = [];
   const t = await open({
-    env: { ...(await databaseEnv()), ...emailEnv(smtp.url), ...o.env },
+    env: { ...(await databaseEnv()), ...(o.authOff ? noAuthEnv(smtp.url) : emailEnv(smtp.url)), ...o.env },
     ...(o.clock ? { clock: o.clock } : {}),
     log: jsonLogger({ level: "debug", destination: { write: (line: string) => logLines.push(line) } }),
-    model: desk.model(),
+    model: (o.model ?? desk.model)(),
     tools: () => [desk.refund],
     systemPrompt: "",
   });
@@ -277,6 +284,51 @@ describe("deciding from a link", () => {
     await r.t.expiry.sweep();
     expect((await settled(r, "late")).last_outcome).not.toBe("completed");
     expect(refunds).toEqual([]);
+  });
+});
+
+describe("one answer on every face, auth off", () => {
+  /** A model that asks for two refunds in one turn: "refunds <order> <cents> <order> <cents>". */
+  const twoRefunds = () =>
+    new ScriptedChatModel({
+      rules: [
+        {
+          when: /refunds (\S+) (\d+) (\S+) (\d+)/,
+          reply: ({ match }) => ({
+            toolCalls: [
+              { name: "refund_order", args: { order_id: match[1]!, cents: Number(match[2]), account: ACCOUNT } },
+              { name: "refund_order", args: { order_id: match[3]!, cents: Number(match[4]), account: ACCOUNT } },
+            ],
+          }),
+          then: "done",
+        },
+      ],
+    });
+
+  it("a quorum call closed by one approval through the API: the link approves the call still open, as the API would", async () => {
+    const r = await rig({ authOff: true, model: twoRefunds });
+    const last = (await r.client("any").run("off", "refunds A-20 60000 A-21 100").collect()).at(-1);
+    if (last?.type !== "interrupt") throw new Error(`expected an interrupt, got ${JSON.stringify(last)}`);
+    const [large, small] = last.calls;
+    expect([large!.policy, small!.policy]).toEqual(["quorum", "approver"]);
+    const link = linkIn(await r.smtp.nextTo("fin2@example.com"));
+    // With auth off one decision suffices: the API's approval closes the quorum call, the other still waits.
+    const partial = await r.t.app.request("/threads/off/resume", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ interrupt_id: last.interrupt_id, decisions: [{ call_id: large!.call_id, approved: true }] }),
+    });
+    expect([partial.status, await partial.json()]).toEqual([202, { status: "waiting_human", waiting_on: [small!.call_id], run_id: null }]);
+    // The mail showed both calls: Approve there is an approval of the one still open, not a refusal.
+    const taken = await r.post(link, { decision: "approve" });
+    expect([taken.status, await taken.text()]).toEqual([200, expect.stringContaining("Approved as fin2")]);
+    expect((await settled(r, "off")).last_outcome).toBe("completed");
+    expect(refunds.sort()).toEqual(["A-20", "A-21"]);
+    const audit = (await r.client("any").audit("off")).entries;
+    expect(audit.filter((e) => e.decision === "approved").map((e) => [e.call_id, e.by, e.via])).toEqual([
+      [large!.call_id, "anonymous", "api"],
+      [small!.call_id, "fin2", "email"],
+    ]);
   });
 });
 

@@ -28,13 +28,14 @@ const LAYERS: Record<string, { rank: number; side: Side }> = {
   // The server side.
   "src/logger.ts": { rank: 2, side: "server" },
   "src/clock.ts": { rank: 2, side: "server" }, // where "now" comes from: stores, runs and ops stamp with it
+  // the one home of the approval rules, below tools (whose permit it defines), every face and the
+  // run engine: pure, it imports src/protocol and src/lib only; storage and identity are passed in
+  "src/gate": { rank: 2.5, side: "server" },
   "src/model": { rank: 3, side: "server" },
   "src/tools": { rank: 3, side: "server" },
   "src/auth": { rank: 3, side: "server" },
   "src/ledger": { rank: 4, side: "server" }, // the execution ledger's contract: graphs use it, stores implement it
   "src/config.ts": { rank: 4, side: "server" },
-  // the one home of the approval rules, below every face and the run engine: pure, storage passed in
-  "src/gate": { rank: 4.5, side: "server" },
   "src/store": { rank: 5, side: "server" },
   // any graph seen from the engine (loading, ids, the gate kit): above the stores, whose row types
   // it may read, and below graphs/ and runs, which build on it; 5.5 so no rank below moves
@@ -72,6 +73,8 @@ const NOT_DOWN_TO: { from: string; to: string; why: string }[] = [
   { from: "src/langgraph-api", to: "src/server", why: "a face never imports another face: what both need lives in src/http or src/gate" },
   { from: "src/channels", to: "src/store", why: "Slack and email reach stores only through runs (their outbox lane through ops)" },
   { from: "src/channels", to: "src/server", why: "a face never imports another face: what both need lives in src/http or src/gate" },
+  { from: "src/gate", to: "src/logger.ts", why: "the gate is pure: it imports src/protocol and src/lib only" },
+  { from: "src/gate", to: "src/clock.ts", why: "the gate is pure: time is passed in as `now`" },
 ];
 
 /** Folders reached from outside only through their index: one front door each. */
@@ -308,10 +311,10 @@ describe("one-way layers", () => {
   it("the gate and the HTTP kit are reached only through their index, and a face never imports another face", () => {
     const probe = "src/langgraph-api/probe.ts";
     const g: Graph = new Map([
-      [probe, importsOf(probe, ['import { refusals } from "../gate/refusals.js";', 'import { parseBody } from "../http/parse-body.js";', 'import { resumeBody } from "../server/schemas.js";', 'import { bindResume } from "../gate/index.js";'].join("\n"))],
+      [probe, importsOf(probe, ['import { checkVersions } from "../gate/rules/versions.js";', 'import { parseBody } from "../http/parse-body.js";', 'import { resumeBody } from "../server/schemas.js";', 'import { bindResume } from "../gate/index.js";'].join("\n"))],
     ]);
     expect(forbiddenArrows(g).map((b) => [b.to, b.rule])).toEqual([
-      ["src/gate/refusals.ts", "src/gate is reached only through src/gate/index.ts"],
+      ["src/gate/rules/versions.ts", "src/gate is reached only through src/gate/index.ts"],
       ["src/http/parse-body.ts", "src/http is reached only through src/http/index.ts"],
       ["src/server/schemas.ts", "src/langgraph-api must not import src/server: a face never imports another face: what both need lives in src/http or src/gate"],
     ]);

@@ -26,6 +26,8 @@ export const TRY_AGAIN_CODES: ReadonlySet<string> = new Set(["thread_busy", "rat
 /** Refusals that mean the link is dead, as the 410 page words them. */
 export const GONE_CODES: Readonly<Record<string, "expired" | "closed" | "stale">> = {
   approval_expired: "expired",
+  // Out of the principal's sight: the interrupt they were asked about closed without them.
+  thread_not_found: "closed",
   not_waiting: "closed",
   stale_interrupt: "closed",
   already_decided: "closed",

@@ -29,7 +29,8 @@ export interface DecideRoutesDeps {
 
 /**
  * `GET /decide/:token` shows the request and changes nothing (mail scanners open links);
- * `POST /decide/:token` from PUBLIC_URL's origin decides once as the token's principal.
+ * `POST /decide/:token` from PUBLIC_URL's origin decides once as the token's principal, through
+ * the gate, and renders what the gate answered.
  * Mount at `/decide`, outside bearer auth and the JSON-only rule (the token is the credential).
  */
 export function decideRoutes(deps: DecideRoutesDeps): Hono {
@@ -61,9 +62,10 @@ export function decideRoutes(deps: DecideRoutesDeps): Hono {
       const form = await readForm(c);
       if ("error" in form) return c.html(badRequestPage(form.error), 400);
       const token = c.req.param("token");
-      const found = await live(token);
-      if (found.kind === "unknown") return c.html(notFoundPage(), 404);
-      if (found.kind === "gone") return c.html(gonePage(found.reason), 410);
+      if (!looksLikeDecisionToken(token)) return c.html(notFoundPage(), 404);
+      // The link's own life (used, closed, past its deadline) is the token's; whether the decision
+      // may be taken (the interrupt still open, the versions still current, who may decide) is the
+      // gate's, through the one door, and its refusal is rendered below.
       const taken = await deps.tokens.consume(token, deps.now());
       if (!taken.ok) return taken.reason === "unknown" ? c.html(notFoundPage(), 404) : c.html(gonePage(taken.reason), 410);
       const r = taken.record;
@@ -94,7 +96,7 @@ export function decideRoutes(deps: DecideRoutesDeps): Hono {
 
   type Live = { kind: "unknown" } | { kind: "gone"; reason: DeadTokenReason } | { kind: "open"; record: DecisionTokenRecord; notice: ApprovalNotice };
 
-  /** The token's record and the interrupt it decides, if both still stand; else why not. */
+  /** What the GET page shows: the token's record and the interrupt it decides, if both still stand; else why not. */
   async function live(token: string): Promise<Live> {
     if (!looksLikeDecisionToken(token)) return { kind: "unknown" };
     const record = await deps.tokens.find(token);

@@ -2,7 +2,7 @@ import type { Hono } from "hono";
 import type { Access, Directory } from "../../auth/index.js";
 import type { Logger } from "../../logger.js";
 import type { DeliverySender } from "../../ops/index.js";
-import { AppError, ERROR_STATUS } from "../../protocol/index.js";
+import { AppError, ERROR_STATUS, refusals } from "../../protocol/index.js";
 import type { ChannelLane, RunService, ThreadService } from "../../runs/index.js";
 import { decideViaChannel } from "../channel-decision.js";
 import { type ApprovalNotice, emailOfChange, noticeOfPending, shownVersions, versionsCurrent } from "./approval-notice.js";
@@ -69,10 +69,13 @@ export function createEmailFace(o: {
 
   async function decide(a: EmailDecisionArgs): Promise<EmailDecisionOutcome> {
     const principal = o.directory.bySub(a.principalSub);
-    // Taken out of the directory since the mail left: the gate's own refusal for an unknown person.
-    if (!principal) return { ok: false, code: "forbidden", message: "This address no longer maps to anyone who may decide" };
+    // Taken out of the directory since the mail left: the refusal any channel gives an unknown person.
+    if (!principal) {
+      const refused = refusals.unknownChannelUser();
+      return { ok: false, code: refused.code, message: refused.message };
+    }
     const outcome = await decideViaChannel(
-      { runs: o.runs, threads: o.threads, access: o.access },
+      { runs: o.runs },
       {
         threadId: a.threadId,
         interruptId: a.interruptId,

@@ -1,16 +1,16 @@
 import type { Principal } from "../../auth/index.js";
-import { type Answer, AppError, type Decision, type DecisionVia } from "../../protocol/index.js";
+import { type Answer, closingOutcomes, type Decision, type DecisionVia, DEFAULT_REASON, NO_DECISION, refusals } from "../../protocol/index.js";
 import {
   type CallEdit,
   checkVersions,
-  DEFAULT_REASON,
   decisionsFromProgress,
-  NO_DECISION,
-  clip,
-  refusals,
+  decisionsOnShown,
+  type GateDecision,
+  hashArgs,
   refuseEditPastPolicy,
   refuseUndecidableInterrupt,
   refuseUnlessOpen,
+  type ShownDecision,
   takesPartialDecisions,
   whyNotOpen,
 } from "../../gate/index.js";
@@ -18,7 +18,6 @@ import { interruptPayload } from "./interrupt-payload.js";
 import { realEdit } from "./kept-edits.js";
 import { type AuditRecord, callRow, type InterruptCall, type InterruptRecord, type StoreOps, type ThreadRow } from "../../store/index.js";
 import type { HitlDecision } from "../../graph/index.js";
-import { closingOutcomes, type GateDecision, hashArgs } from "../../tools/index.js";
 import { enqueueApprovalWebhook } from "./approval-webhooks.js";
 import type { PreparedEdits } from "../start/edit-check.js";
 import type { ShownPreview } from "../start/previews.js";
@@ -36,8 +35,13 @@ export type ResumeDecision = Decision;
 export interface ResumeRequest {
   threadId: string;
   interruptId: string;
-  /** Left out only for an interrupt that holds questions alone. */
+  /** Left out only for an interrupt that holds questions alone, or when `shown` stands instead. */
   decisions?: readonly ResumeDecision[];
+  /**
+   * Instead of `decisions`: a face's one choice on the calls it showed, at the versions it showed
+   * (Slack, email). The gate makes it the decisions on the calls this principal decides now.
+   */
+  shown?: ShownDecision;
   /** One per question of the interrupt, when the graph asked any. */
   answers?: readonly Answer[];
   onDisconnect?: "cancel" | "continue";
@@ -76,7 +80,6 @@ export interface GateOpening {
 export async function openGate(ctx: RunContext, tx: StoreOps, o: GateOpening): Promise<OpenedGate | WaitingGate> {
   const { p, req, edits, runId, now, admit = () => {} } = o;
   const { threadId, interruptId } = req;
-  const decisions = req.decisions ?? [];
   const answers = req.answers ?? [];
   const thread = await seeThread({ access: ctx.access, store: tx }, p, threadId);
   const open = thread.status === "waiting_human" && thread.open_interrupt_id ? await tx.interrupts.get(thread.open_interrupt_id) : undefined;
@@ -88,14 +91,19 @@ export async function openGate(ctx: RunContext, tx: StoreOps, o: GateOpening): P
     if (open.questions.length && !ctx.access.owns(p, thread.owner) && (!partial || answers.length)) throw refusals.onlyOwnerAnswers();
   }
   // A refused edit is a 400, and must not use up the caller's run budget.
-  for (const d of decisions) {
+  for (const d of req.decisions ?? []) {
     const checked = edits.interruptId === interruptId ? edits.byCall.get(d.call_id) : undefined;
-    if (checked && "error" in checked) throw new AppError("invalid_request", checked.error);
+    if (checked && "error" in checked) throw refusals.badEdit(checked.error);
   }
   admit();
   const named = await tx.interrupts.get(interruptId);
   refuseUnlessOpen({ thread, named: named?.thread_id === threadId ? named : undefined, open, interruptId, now });
-  if (req.decisions === undefined && open!.calls.length) throw refusals.decisionsRequired();
+  if (req.decisions === undefined && !req.shown && open!.calls.length) throw refusals.decisionsRequired();
+  // A face's choice on what it showed: the calls this principal decides now, read from the
+  // interrupt as this transaction sees it.
+  const decisions = req.shown
+    ? decisionsOnShown({ calls: open!.calls, progress: open!.progress, partial, owner: thread.owner, requester: open!.requester, p, deciders: ctx.access, shown: req.shown })
+    : (req.decisions ?? []);
   const pending = new Map(open!.calls.map((c) => [c.call_id, c]));
   const seen = new Set<string>();
   for (const d of decisions) {
@@ -104,7 +112,7 @@ export async function openGate(ctx: RunContext, tx: StoreOps, o: GateOpening): P
     if (!pending.has(d.call_id)) throw refusals.unknownCall(d.call_id);
   }
   checkVersions(decisions, pending, (call) => ctx.redactor.interrupt(interruptPayload({ ...open!, calls: [call as InterruptCall] })).calls[0]);
-  if (partial) return takePartial(ctx, tx, { p, req, open: open!, thread, runId, now, edits });
+  if (partial) return takePartial(ctx, tx, { p, req, decisions, open: open!, thread, runId, now, edits });
   const bound = decisions.map((d) => bind(d, pending.get(d.call_id)!, { edits, interruptId }));
   for (const b of bound) {
     if (!b.edit) continue;
@@ -125,11 +133,11 @@ export async function openGate(ctx: RunContext, tx: StoreOps, o: GateOpening): P
 async function takePartial(
   ctx: RunContext,
   tx: StoreOps,
-  o: { p: Principal; req: ResumeRequest; open: InterruptRecord; thread: ThreadRow; runId: string; now: number; edits: PreparedEdits },
+  o: { p: Principal; req: ResumeRequest; decisions: readonly Decision[]; open: InterruptRecord; thread: ThreadRow; runId: string; now: number; edits: PreparedEdits },
 ): Promise<OpenedGate | WaitingGate> {
   const { p, req, open, thread, now } = o;
   const answers = req.answers ?? [];
-  const step = takePartialDecisions(ctx, { open, owner: thread.owner, p, decisions: req.decisions ?? [], edits: o.edits, now });
+  const step = takePartialDecisions(ctx, { open, owner: thread.owner, p, decisions: o.decisions, edits: o.edits, now });
   if (step.waitingOn.length && answers.length) throw refusals.answersTooEarly();
   if (!(await tx.interrupts.recordProgress(open.interrupt_id, { seenSeq: open.progress_seq, progress: step.progress, before: now }))) {
     throw whyNotOpen(await tx.interrupts.get(open.interrupt_id), now) ?? new ProgressConflict();
@@ -254,7 +262,7 @@ function hitlResumes(open: InterruptRecord, bound: readonly Bound[]): Record<str
     else if (d?.approved || allowed.includes("approve")) decision = { type: "approve" };
     else decision = { type: "reject", message: closingOutcomes.rejected(d?.reason ?? (d ? DEFAULT_REASON : NO_DECISION)).error! };
     if (!allowed.includes(decision.type)) {
-      throw new AppError("invalid_request", `Call ${clip(call.call_id)}: the graph's middleware allows only ${allowed.join(", ")}`);
+      throw refusals.middlewareAllows(call.call_id, allowed);
     }
     (out[call.hitl.interrupt_id] ??= { decisions: [] }).decisions.push(decision);
   }

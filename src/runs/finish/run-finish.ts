@@ -21,7 +21,7 @@ export interface GraphEnd {
   calls: Map<string, ToolCall>;
 }
 
-const RUN_FAILED: ToolOutcome = { status: "error", error: "not executed: the run failed" };
+const RUN_FAILED: ToolOutcome = closingOutcomes.runFailed();
 
 /**
  * The run no longer holds its thread: another replica took it over (this one lost the database

@@ -1,9 +1,9 @@
-import { AppError } from "../../protocol/index.js";
+import { type AppError, refusals } from "../../protocol/index.js";
 import { isStorageFault } from "../../store/index.js";
 
 /** What a client is told: the database is unreachable, full or locked; nothing applied, retry. */
 export function storageUnavailable(): AppError {
-  return new AppError("storage_unavailable", "The database is unavailable (locked, full or failing); nothing was applied, try again");
+  return refusals.storageUnavailable();
 }
 
 /**

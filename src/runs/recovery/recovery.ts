@@ -1,8 +1,8 @@
-import type { ToolOutcome } from "../../tools/index.js";
+import { closingOutcomes, type ToolOutcome } from "../../protocol/index.js";
 import { closerTarget, closingOutcome } from "../finish/interrupt-closer.js";
 import type { RunContext } from "../run-context.js";
 
-const RESTARTED: ToolOutcome = { status: "error", error: "not executed: the server restarted" };
+const RESTARTED: ToolOutcome = closingOutcomes.restarted();
 
 /**
  * Takes over what dead processes left: every thread `running` under a replica without a live

@@ -1,6 +1,6 @@
 import type { Principal } from "../../auth/index.js";
 import { type ForkPoint, readForkPoint } from "../../graph/index.js";
-import { AppError } from "../../protocol/index.js";
+import { refusals } from "../../protocol/index.js";
 import type { StoreOps } from "../../store/index.js";
 import type { RunContext } from "../run-context.js";
 import { seeThread } from "../threads/thread-access.js";
@@ -13,8 +13,8 @@ export async function forkPoint(ctx: RunContext, p: Principal, at: { threadId: s
   const { threadId, checkpointId } = at;
   const thread = await seeThread(ctx, p, threadId);
   const fork = await readForkPoint(ctx.graphs.forThread(thread.graph_id), threadId, checkpointId);
-  if (fork === "unknown") throw new AppError("not_found", `No checkpoint ${checkpointId.slice(0, 64)} on this thread`);
-  if (fork === "open_calls") throw new AppError("unsupported", "The graph waited on tool calls at this checkpoint: a run cannot start from there");
+  if (fork === "unknown") throw refusals.noCheckpoint(checkpointId);
+  if (fork === "open_calls") throw refusals.forkAtOpenCalls();
   return fork;
 }
 
@@ -26,7 +26,5 @@ export async function forkPoint(ctx: RunContext, p: Principal, at: { threadId: s
 export async function refuseForkBeforeApprovals(tx: StoreOps, threadId: string, fork: ForkPoint): Promise<void> {
   const trail = await tx.audit.list(threadId);
   const missed = trail.some((r) => (r.decision === "approved" || r.decision === "edited") && !fork.answered.has(r.call_id));
-  if (missed) {
-    throw new AppError("unsupported", "Runs can start only from a checkpoint that holds every call approved on this thread; this one is older than one of them");
-  }
+  if (missed) throw refusals.forkBeforeApprovals();
 }

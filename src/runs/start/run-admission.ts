@@ -1,4 +1,4 @@
-import { AppError } from "../../protocol/index.js";
+import { refusals } from "../../protocol/index.js";
 
 /**
  * Who may start a run now: at most `maxConcurrent` in flight in this process (`503 overloaded`),
@@ -29,7 +29,7 @@ export class RunAdmission {
   /** Takes one run from `sub`'s budget, or throws `overloaded` / `rate_limited` with a retry time. */
   admit(sub: string): void {
     if (this.inFlight() >= this.maxConcurrent) {
-      throw new AppError("overloaded", `${this.maxConcurrent} runs are in flight; try again shortly`, { retryAfterSeconds: 1 });
+      throw refusals.overloaded(this.maxConcurrent);
     }
     if (this.perMinute <= 0) return;
     const now = this.now();
@@ -39,7 +39,7 @@ export class RunAdmission {
     if (b.tokens < 1) {
       this.buckets.set(sub, b);
       const wait = Math.ceil((1 - b.tokens) / this.perMs / 1000);
-      throw new AppError("rate_limited", `More than ${this.perMinute} runs a minute; try again in ${wait} s`, { retryAfterSeconds: wait });
+      throw refusals.rateLimited(this.perMinute, wait);
     }
     b.tokens -= 1;
     this.buckets.set(sub, b);

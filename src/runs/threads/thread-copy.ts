@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Principal } from "../../auth/index.js";
-import { AppError } from "../../protocol/index.js";
+import { refusals } from "../../protocol/index.js";
 import type { ThreadRow } from "../../store/index.js";
 import type { RunContext } from "../run-context.js";
 import { forkPoint, refuseForkBeforeApprovals } from "../start/fork-check.js";
@@ -10,8 +10,8 @@ import { seeThread } from "./thread-access.js";
 /** `p`'s own thread, idle: what may be copied, or copied from. Someone else's reads as missing. */
 async function idleThreadOf(ctx: RunContext, p: Principal, threadId: string): Promise<ThreadRow> {
   const t = await seeThread(ctx, p, threadId);
-  if (!ctx.access.owns(p, t.owner)) throw new AppError("forbidden", "Only the thread's owner may copy it");
-  if (!ctx.access.mayStartRuns(p)) throw new AppError("forbidden", "Copying threads needs the role 'user'");
+  if (!ctx.access.owns(p, t.owner)) throw refusals.onlyOwnerCopies();
+  if (!ctx.access.mayStartRuns(p)) throw refusals.copyNeedsUser();
   if (t.status === "running") throw claimRefusal(threadId, "busy");
   if (t.status === "waiting_human") throw claimRefusal(threadId, "awaiting_approval");
   return t;

@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import type { Principal } from "../../auth/index.js";
 import {
-  AppError,
   type ApprovalList,
   type GraphList,
   type AuditTrail,
+  refusals,
   threadNotFound,
   type ThreadList,
   type ThreadView,
@@ -46,13 +46,13 @@ export class ThreadService {
     const graph = this.ctx.graphs.pick(req.graphId);
     const existing = await store.threads.get(id);
     if (existing && !access.owns(p, existing.owner)) throw threadNotFound(id);
-    if (!access.mayStartRuns(p)) throw new AppError("forbidden", "Creating threads needs the role 'user'");
-    if (existing) throw new AppError("thread_exists", `Thread ${id} already exists`);
+    if (!access.mayStartRuns(p)) throw refusals.createNeedsUser();
+    if (existing) throw refusals.threadExists(id);
     if (!(await store.threads.create(id, p.sub, { metadata, graphId: graph.id }))) {
       // Made by someone else since the read: theirs is not ours to admit exists.
       const now = await store.threads.get(id);
       if (now && !access.owns(p, now.owner)) throw threadNotFound(id);
-      throw new AppError("thread_exists", `Thread ${id} already exists`);
+      throw refusals.threadExists(id);
     }
     return { thread_id: id, graph_id: graph.id, status: "idle" as const };
   }
@@ -87,7 +87,7 @@ export class ThreadService {
   async stateAt(p: Principal, threadId: string, checkpointId: string): Promise<PastState> {
     const t = await seeThread(this.ctx, p, threadId);
     const state = await readThreadStateAt(this.ctx, t, checkpointId);
-    if (!state) throw new AppError("not_found", `No checkpoint ${checkpointId.slice(0, 64)} on this thread`);
+    if (!state) throw refusals.noCheckpoint(checkpointId);
     return state;
   }
 
@@ -105,7 +105,7 @@ export class ThreadService {
   async run(p: Principal, threadId: string, runId: string): Promise<RunRow> {
     await seeThread(this.ctx, p, threadId);
     const run = await this.ctx.store.runs.get(runId);
-    if (!run || run.thread_id !== threadId) throw new AppError("not_found", `No run ${runId.slice(0, 64)} on this thread`);
+    if (!run || run.thread_id !== threadId) throw refusals.noRun(runId);
     return run;
   }
 
@@ -208,5 +208,5 @@ function decodeCursor(cursor: string): { updatedAt: number; threadId: string } {
   } catch {
     // falls through to the refusal below: a cursor is ours or it is invalid
   }
-  throw new AppError("invalid_request", "cursor is not one this server gave out");
+  throw refusals.badCursor();
 }

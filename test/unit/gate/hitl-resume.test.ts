@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { bindResume } from "../../../src/gate/hitl-resume.js";
+import { bindResume } from "../../../src/gate/index.js";
 import type { InterruptPayload } from "../../../src/protocol/index.js";
 
 const call = (call_id: string, args: Record<string, unknown>) => ({ call_id, name: "send_email", args, policy: "approver" as const, editable: true, args_schema: {} });

@@ -134,11 +134,38 @@ describe("POST /decide/<token>", () => {
     expect((await post("decision=approve")).status).toBe(200);
   });
 
-  it("unknown token → 404; closed or stale before deciding → 410, link not used", async () => {
+  it("unknown token → 404; a link whose own life ended (its interrupt's links closed, its deadline passed) → 410, the gate not asked", async () => {
     expect((await post("decision=approve", { t: "y".repeat(43) })).status).toBe(404);
-    h.open.notice = { ...h.open.notice!, calls: [refundCall({ version: 2 })] };
-    expect((await post("decision=approve")).status).toBe(410);
+    await h.tokens.closeInterrupt("int_1", h.clock.now());
+    const closed = await post("decision=approve");
+    expect([closed.status, await closed.text()]).toEqual([410, expect.stringContaining("no longer waiting")]);
+    const late = await h.mint("fin2");
+    h.clock.advance(3_600_000);
+    const expired = await post("decision=approve", { t: late });
+    expect([expired.status, await expired.text()]).toEqual([410, expect.stringContaining("deadline has passed")]);
     expect(h.decided).toEqual([]);
+  });
+
+  it("whether the interrupt still waits at the mail's versions is the gate's to say: the POST asks it, and renders its answer", async () => {
+    // The page would show this link as stale; the POST does not judge that itself.
+    h.open.notice = { ...h.open.notice!, calls: [refundCall({ version: 2 })] };
+    h.answer.next = { ok: false, code: "call_changed", message: "call changed" };
+    const stale = await post("decision=approve");
+    expect([stale.status, await stale.text()]).toEqual([410, expect.stringContaining("changed since")]);
+    expect(h.decided).toEqual([expect.objectContaining({ decision: "approve", versions: { call_refund_1: 1 } })]);
+    // Closed while the mail waited, or out of the principal's sight by now: the gate says so, the page says closed.
+    h.open.notice = null;
+    for (const code of ["not_waiting", "stale_interrupt", "already_decided", "thread_not_found"]) {
+      const t = await h.tokens.issue({ principalSub: "fin1", threadId: "thr_1", interruptId: "int_1", versions: { call_refund_1: 1 }, expiresAt: h.clock.now() + 60_000 }, h.clock.now());
+      h.answer.next = { ok: false, code, message: code };
+      const res = await post("decision=approve", { t });
+      expect([code, res.status, await res.text()]).toEqual([code, 410, expect.stringContaining("no longer waiting")]);
+    }
+    h.answer.next = { ok: false, code: "approval_expired", message: "Approval window closed" };
+    const t = await h.tokens.issue({ principalSub: "fin1", threadId: "thr_1", interruptId: "int_1", versions: { call_refund_1: 1 }, expiresAt: h.clock.now() + 60_000 }, h.clock.now());
+    const gone = await post("decision=approve", { t });
+    expect([gone.status, await gone.text()]).toEqual([410, expect.stringContaining("deadline has passed")]);
+    expect(h.decided).toHaveLength(6);
   });
 
   it("maps the gate's refusals: gone codes → 410, others → 403 with its message; the link stays used", async () => {

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from "node:util";
-import { AppError, type Answer, type Decision, type InterruptPayload } from "../protocol/index.js";
+import { type Answer, type Decision, type InterruptPayload, refusals } from "../../protocol/index.js";
 
 /**
  * A resume in tollgate's terms: every decision bound to a call id. Not yet checked: the caller
@@ -31,14 +31,14 @@ export function bindResume(resume: unknown, open: InterruptPayload): BoundResume
     for (const [key, value] of Object.entries(obj)) {
       if (key !== open.interrupt_id) answers.push({ question_id: key, value });
       else if (isObject(value) && Array.isArray(value.decisions)) decisions.push(...positional(value.decisions, open));
-      else throw new AppError("invalid_request", "The approval interrupt is resumed with {decisions: [...]}");
+      else throw refusals.hitlNeedsDecisions();
     }
     return { interruptId: open.interrupt_id, decisions, answers };
   }
   if (open.calls.length === 0 && open.questions.length === 1 && resume !== undefined) {
     return { interruptId: open.interrupt_id, decisions: [], answers: [{ question_id: open.questions[0]!.question_id, value: resume }] };
   }
-  throw new AppError("invalid_request", "command.resume must be {decisions: [...]}, a map keyed by __interrupt__ ids, or {interrupt_id, decisions}");
+  throw refusals.hitlUnreadable();
 }
 
 /**
@@ -50,13 +50,13 @@ export function bindResume(resume: unknown, open: InterruptPayload): BoundResume
  */
 function positional(list: unknown[], open: InterruptPayload): Decision[] {
   if (list.length > open.calls.length) {
-    throw new AppError("invalid_request", `${list.length} decisions for ${open.calls.length} action requests`);
+    throw refusals.hitlTooMany(list.length, open.calls.length);
   }
   return list.flatMap((raw, i): Decision[] => {
     const call = open.calls[i]!;
     // `null` passes over a call: in an interrupt decided call by call, it stays open for others.
     if (raw === null) return [];
-    if (!isObject(raw)) throw new AppError("invalid_request", `Decision ${i} is not an object`);
+    if (!isObject(raw)) throw refusals.hitlNotObject(i);
     // The version the person was shown, when the client names it; the tollgate schema checks it.
     const version = raw.version !== undefined ? { version: raw.version as number } : {};
     switch (raw.type) {
@@ -66,15 +66,15 @@ function positional(list: unknown[], open: InterruptPayload): Decision[] {
         return [{ call_id: call.call_id, approved: false, ...(typeof raw.message === "string" && raw.message ? { reason: raw.message } : {}) }];
       case "edit": {
         const action = raw.edited_action ?? raw.editedAction;
-        if (!isObject(action) || !isObject(action.args)) throw new AppError("invalid_request", `Decision ${i}: edit needs edited_action {name, args}`);
+        if (!isObject(action) || !isObject(action.args)) throw refusals.hitlEditShape(i);
         if (action.name !== undefined && action.name !== call.name) {
-          throw new AppError("invalid_request", `Decision ${i}: an edit cannot change the tool (${call.name})`);
+          throw refusals.hitlEditTool(i, call.name);
         }
         const changed = Object.fromEntries(Object.entries(action.args).filter(([k, v]) => !isDeepStrictEqual(v, call.args[k])));
         return [{ call_id: call.call_id, approved: true, ...(Object.keys(changed).length ? { edited_args: changed } : {}), ...version }];
       }
       default:
-        throw new AppError("invalid_request", `Decision ${i}: type must be approve, edit or reject`);
+        throw refusals.hitlType(i);
     }
   });
 }

@@ -1,6 +1,5 @@
-import type { Decision } from "../protocol/index.js";
+import { type Decision, refusals } from "../../protocol/index.js";
 import type { GateCall } from "./gate-call.js";
-import { refusals } from "./refusals.js";
 
 /**
  * An approval is of what its approver was shown. An approval or edit of a call edited since its

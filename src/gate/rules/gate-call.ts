@@ -1,4 +1,4 @@
-import type { PendingCall } from "../protocol/index.js";
+import type { PendingCall } from "../../protocol/index.js";
 
 /**
  * A pending call as the gate's rules read it: as it now stands (an edit applied), with its

@@ -1,4 +1,4 @@
-import { refusals } from "./refusals.js";
+import { refusals } from "../../protocol/index.js";
 
 /** What the preconditions read of the thread and its interrupts. */
 export interface GateState {

@@ -1,4 +1,4 @@
-import type { GateDecision } from "../tools/index.js";
+import type { GateDecision } from "../permit/gate-decision.js";
 
 /**
  * The one parser for decisions, whichever way they reach the gate: `configurable.decisions` in

@@ -1,10 +1,8 @@
-import type { Principal } from "../auth/index.js";
-import type { Decision } from "../protocol/index.js";
-import { hashArgs } from "../tools/index.js";
+import { DEFAULT_REASON, type Decision, refusals } from "../../protocol/index.js";
+import { hashArgs } from "../permit/args-hash.js";
 import type { GateCall } from "./gate-call.js";
 import type { CallEdit, InterruptProgress } from "./progress-types.js";
-import { DEFAULT_REASON, refusals } from "./refusals.js";
-import { forbiddenAfterEdit, neededApprovals, refuseUndecidable, type Deciders, type PolicyOf } from "./who-may-decide.js";
+import { type Decider, type Deciders, neededApprovals, type PolicyOf, refuseUndecidable } from "./who-may-decide.js";
 
 /** An edit checked against the call's real arguments and schema, and what it makes the call. */
 export interface CheckedEdit {
@@ -45,7 +43,7 @@ export interface ProgressInput {
   progress: InterruptProgress;
   owner: string;
   requester: string | null;
-  p: Principal;
+  p: Decider;
   decisions: readonly Decision[];
   /** The checked edit of each decision that carries one. */
   edits: ReadonlyMap<string, CheckedEdit>;
@@ -92,7 +90,7 @@ export function applyDecisions(o: ProgressInput): ProgressStep {
     if (edit && (edit.changed.length || at.edit)) {
       const policy = o.policyOf(call.name, edit.args);
       if (!deciders.mayDecide(p, { owner, call: policy, requester })) {
-        throw forbiddenAfterEdit(d.call_id, policy);
+        throw refusals.forbiddenAfterEdit(d.call_id, policy);
       }
       const version = (at.version ?? 1) + 1;
       const run_args_hash = hashArgs(edit.args);

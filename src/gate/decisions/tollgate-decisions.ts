@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { RESERVED_ARG_NAMES } from "../tools/index.js";
+import { RESERVED_ARG_NAMES } from "./reserved-arg-names.js";
 
 /**
  * Reserved names are checked on the parsed JSON's own keys, before the record is built: zod drops

@@ -1,4 +1,4 @@
-import type { ApprovalPolicy, Quorum } from "../protocol/index.js";
+import type { ApprovalPolicy, Quorum } from "../../protocol/index.js";
 
 /*
  * Where the calls of an interrupt decided call by call stand while it waits. Kept as the
