@@ -24,3 +24,6 @@ export { RESERVED_ARG_NAMES } from "./decisions/reserved-arg-names.js";
 // permit/
 export type { GateDecision, GatedCall, GatePermit, ToolGate } from "./permit/gate-decision.js";
 export { canonicalJson, hashArgs } from "./permit/args-hash.js";
+// card/
+export type { CallCard, CardBlock, CardPart, CardSource, FaceLimits, InterruptCard } from "./card/index.js";
+export { callCard, callParts, fitCard, headParts, interruptCard, layOutCard, NO_LIMITS, partsText, showsWhole, shownJson, splitText } from "./card/index.js";

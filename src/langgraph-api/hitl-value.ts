@@ -1,3 +1,4 @@
+import { type CallCard, callParts, interruptCard, partsText } from "../gate/index.js";
 import type { InterruptPayload } from "../protocol/index.js";
 
 /** One interrupt as LangGraph shows it in `__interrupt__`, state reads and `tasks[].interrupts`. */
@@ -23,7 +24,8 @@ export function interruptsOf(payload: InterruptPayload): LangGraphInterrupt[] {
 
 /** The HITL value of an interrupt's tool calls: both casings and the `tollgate` block. */
 function hitlValue(payload: InterruptPayload) {
-  const actionRequests = payload.calls.map((c) => ({ name: c.name, args: c.args, description: describeCall(c.name, c.args) }));
+  const card = interruptCard(payload);
+  const actionRequests = payload.calls.map((c, i) => ({ name: c.name, args: c.args, description: describeCall(card.calls[i]!, { deadline: card.expires_at }) }));
   const allowed = (editable: boolean) => (editable ? ["approve", "edit", "reject"] : ["approve", "reject"]);
   return {
     action_requests: actionRequests,
@@ -46,7 +48,10 @@ function hitlValue(payload: InterruptPayload) {
   };
 }
 
-/** The middleware's own wording, over the masked arguments. */
-function describeCall(name: string, args: Record<string, unknown>): string {
-  return `Tool execution requires approval\n\nTool: ${name}\nArgs: ${JSON.stringify(args, null, 2)}`;
+/**
+ * The middleware's own opening, then the call as the gate's card shows it on every face: which
+ * call at which version, the policy in words, the masked arguments, the preview, the deadline.
+ */
+function describeCall(call: CallCard, o: { deadline: string }): string {
+  return `Tool execution requires approval\n\n${partsText(callParts(call))}\nDecide by ${o.deadline}`;
 }

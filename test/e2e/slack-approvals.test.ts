@@ -20,6 +20,7 @@ import { inProcessTollgates } from "../helpers/in-process-tollgate.js";
 import { ensurePgDatabase, pgTestClusterUrl } from "../helpers/pg-test-db.js";
 import { within } from "../helpers/within.js";
 import { refundDesk } from "../fixtures/refund-desk.js";
+import { wordyRefundDesk } from "../fixtures/slack/wordy-refund.js";
 
 const open = inProcessTollgates();
 let slack: SlackStandIn | undefined;
@@ -35,6 +36,8 @@ const TOKENS = {
   "tok-fin1-0001": { sub: "fin1", roles: ["approver", "finance"], slack_user: "UFIN1" },
   "tok-fin2-0001": { sub: "fin2", roles: ["approver", "finance"], slack_user: "UFIN2" },
   "tok-metrics-01": { sub: "prom", roles: ["metrics"] },
+  // A requester whose name is markup: in the message it must stay text.
+  "tok-eve-000001": { sub: "eve <!channel> & <@UOPS>", roles: ["user"] },
 };
 
 /** The directory and Slack settings every server here runs with, Slack at the stand-in's `apiUrl`. */
@@ -48,11 +51,12 @@ const slackEnv = (apiUrl: string) => ({
 });
 
 /** The refund tool and model of this test; `refunds` and `amounts`: what ran in it. */
-let desk = refundDesk();
+type Desk = Pick<ReturnType<typeof refundDesk>, "ran" | "model"> & { refund: ReturnType<typeof refundDesk>["refund"] | ReturnType<typeof wordyRefundDesk>["refund"] };
+let desk: Desk = refundDesk();
 let refunds = desk.ran.orders;
 let amounts = desk.ran.cents;
-function freshDesk(): void {
-  desk = refundDesk();
+function freshDesk(make: () => Desk = refundDesk): void {
+  desk = make();
   refunds = desk.ran.orders;
   amounts = desk.ran.cents;
 }
@@ -66,8 +70,8 @@ interface Rig {
   post(payload: object, o?: { atMs?: number; tamper?: boolean }): Promise<Response>;
 }
 
-async function rig(o: { clock?: FakeClock; env?: Record<string, string> } = {}): Promise<Rig> {
-  freshDesk();
+async function rig(o: { clock?: FakeClock; env?: Record<string, string>; desk?: () => Desk } = {}): Promise<Rig> {
+  freshDesk(o.desk);
   slack = await startSlackStandIn();
   const s = slack;
   const clock = o.clock ?? { now: () => Date.now() };
@@ -99,9 +103,9 @@ async function rig(o: { clock?: FakeClock; env?: Record<string, string> } = {}):
   };
 }
 
-/** alice asks for a refund; resolves with the interrupt and the Slack message posted for it. */
-async function asked(r: Rig, thread: string, order: string, cents: number) {
-  const last = (await r.client("tok-alice-0001").run(thread, `refund ${order} ${cents}`).collect()).at(-1);
+/** alice (or `as`) asks for a refund; resolves with the interrupt and the Slack message posted for it. */
+async function asked(r: Rig, thread: string, order: string, cents: number, o: { as?: string } = {}) {
+  const last = (await r.client(o.as ?? "tok-alice-0001").run(thread, `refund ${order} ${cents}`).collect()).at(-1);
   if (last?.type !== "interrupt") throw new Error(`expected an interrupt, got ${JSON.stringify(last)}`);
   const posted = await within(r.slack.waitFor((c) => c.method === "chat.postMessage" && JSON.stringify(c.args).includes(last.interrupt_id)), {
     ms: 5_000,
@@ -114,6 +118,34 @@ async function asked(r: Rig, thread: string, order: string, cents: number) {
 function buttonOf(c: SlackCall, actionId: string): string | undefined {
   const blocks = c.args.blocks as Array<{ type: string; elements?: Array<{ action_id?: string; value?: string }> }>;
   return blocks.flatMap((b) => b.elements ?? []).find((e) => e.action_id === actionId)?.value;
+}
+
+/** Every element of a message that holds text, in order, with its type (`plain_text`, `mrkdwn`, a rich text `text` or `link`). */
+function textElements(c: SlackCall): Array<{ type: string; text: string }> {
+  const out: Array<{ type: string; text: string }> = [];
+  const walk = (x: unknown): void => {
+    if (Array.isArray(x)) return x.forEach(walk);
+    if (!x || typeof x !== "object") return;
+    const o = x as Record<string, unknown>;
+    if (typeof o.text === "string") out.push({ type: String(o.type), text: o.text });
+    for (const [k, v] of Object.entries(o)) if (k !== "value") walk(v);
+  };
+  walk(c.args.blocks);
+  return out;
+}
+
+/** What a reader of the message sees, its texts run together (a text split over blocks reads whole again). */
+const shownText = (c: SlackCall): string =>
+  textElements(c)
+    .map((e) => e.text)
+    .join("");
+
+/** Slack's limits, which a message over them breaks: 50 blocks, 3,000 characters a text (and a block), 150 a header. */
+function expectWithinSlackLimits(c: SlackCall): void {
+  const blocks = c.args.blocks as Array<{ type: string }>;
+  expect(blocks.length).toBeLessThanOrEqual(50);
+  for (const e of textElements(c)) expect(e.text.length).toBeLessThanOrEqual(3_000);
+  for (const b of blocks) expect(textElements({ ...c, args: { blocks: [b] } }).reduce((n, e) => n + e.text.length, 0)).toBeLessThanOrEqual(b.type === "header" ? 150 : 3_000);
 }
 
 const updated = (r: Rig, ts: unknown, pred: (text: string) => boolean) =>
@@ -157,6 +189,70 @@ describe("the request message", () => {
     // Masked, as everywhere: not in any call to Slack.
     expect(text).toContain('\\"account\\": \\"***\\"');
     expect(JSON.stringify(r.slack.calls)).not.toContain("DE89");
+    expect(textElements(posted).filter((e) => e.type === "mrkdwn")).toEqual([]);
+  });
+});
+
+describe("shown whole, or not approvable in Slack", () => {
+  it("a call longer than one Slack text is shown whole over several blocks, every argument, and its Approve approves what was shown", async () => {
+    // A reason that reads like the amount, long enough to push the real amount past one text.
+    const reason = `*amount is 5 dollars*\n${"The customer was charged twice for the same order. ".repeat(53)}`;
+    expect(reason.length).toBeGreaterThan(2_700);
+    const r = await rig({ desk: () => wordyRefundDesk({ "A-30": reason }) });
+    const { interrupt, posted, button } = await asked(r, "long", "A-30", 49_999);
+    expectWithinSlackLimits(posted);
+    const shown = shownText(posted);
+    expect(shown).toContain('"amount_cents": 49999');
+    expect(shown).toContain(JSON.stringify(interrupt.calls[0]!.args, null, 2));
+    expect(button).toBeDefined();
+    await r.post(click("UOPS", APPROVE_ACTION, button));
+    await updated(r, posted.answer.ts, (s) => s.includes("decided by ops"));
+    expect([refunds, amounts]).toEqual([["A-30"], [49_999]]);
+  });
+
+  it("an interrupt too long for one message offers no Approve: it shows what fits, says the rest is on the page and links there; Reject… stays and rejects; an Approve click for it is refused", async () => {
+    const reason = "The customer was charged twice for the same order. ".repeat(3_000);
+    const r = await rig({ desk: () => wordyRefundDesk({ "A-31": reason }) });
+    const { interrupt, posted } = await asked(r, "huge", "A-31", 100);
+    expectWithinSlackLimits(posted);
+    expect(buttonOf(posted, APPROVE_ACTION)).toBeUndefined();
+    const reject = buttonOf(posted, REJECT_ACTION)!;
+    expect(JSON.parse(reject)).toEqual({ t: "huge", i: interrupt.interrupt_id, v: { [interrupt.calls[0]!.call_id]: 1 } });
+    const shown = shownText(posted);
+    expect(shown).toContain("Too long to show whole in Slack");
+    expect(shown).toContain("Approve it on the page");
+    expect(shown).not.toContain('"amount_cents"'); // past what fits
+    const links = JSON.stringify(posted.args.blocks).match(/"url":"[^"]+"/g) ?? [];
+    expect(links).toContain('"url":"https://tollgate.example.com/#thread=huge"');
+    // A click that names Approve anyway (an old message's button, a value written by hand) approves nothing.
+    await r.post(click("UOPS", APPROVE_ACTION, reject));
+    expect((await ephemeralTo(r, "UOPS")).args.text).toBe("Not applied: This request is too long to show whole in Slack, so it can be approved only on the page, where every call is shown whole");
+    expect((await threadOf(r, "huge")).status).toBe("waiting_human");
+    expect(refunds).toEqual([]);
+    // Reject… still decides here.
+    const submit = await r.post({ type: "view_submission", user: { id: "UOPS" }, view: { callback_id: REJECT_VIEW, private_metadata: reject, state: { values: { reason: { reason_input: { value: "too long to read" } } } } } });
+    expect([submit.status, await submit.text()]).toEqual([200, ""]);
+    await updated(r, posted.answer.ts, (s) => s.includes("rejected"));
+    expect(refunds).toEqual([]);
+  });
+});
+
+describe("values never become markup", () => {
+  it("arguments, a preview's error text and the requester are shown as text, never mrkdwn; the fallback text escapes & < >", async () => {
+    const evil = "<https://evil.example|Click to approve> <!channel> ``` *done* _x_ ~y~ <@UOPS>";
+    const r = await rig({ desk: () => wordyRefundDesk({ "ERR-1": evil }) });
+    const { posted } = await asked(r, "markup", "ERR-1", 100, { as: "tok-eve-000001" });
+    const elements = textElements(posted);
+    expect(elements.filter((e) => e.type === "mrkdwn")).toEqual([]);
+    const shown = shownText(posted);
+    expect(shown).toContain(`"reason": ${JSON.stringify(evil)}`);
+    expect(shown).toContain(`Preview unavailable: no such order: ${evil}`);
+    expect(shown).toContain("asked by eve <!channel> & <@UOPS>");
+    // Every element that holds a value is one Slack shows as it is.
+    for (const e of elements.filter((x) => x.text.includes("<!channel>"))) expect(["text", "plain_text"]).toContain(e.type);
+    const text = String(posted.args.text);
+    expect(text).toContain("eve &lt;!channel&gt; &amp; &lt;@UOPS&gt;");
+    expect(text).not.toMatch(/[<>]/);
   });
 });
 

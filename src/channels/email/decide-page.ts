@@ -1,3 +1,4 @@
+import { interruptCard } from "../../gate/index.js";
 import type { ApprovalNotice } from "./approval-notice.js";
 import { callHtml } from "./calls-html.js";
 import type { DeadTokenReason } from "./decision-token-store.js";
@@ -19,15 +20,16 @@ function page(title: string, body: string): string {
   ].join("\n");
 }
 
-/** `GET /decide/<token>`: the calls and the Approve / Reject form. Posting it is what decides. */
+/** `GET /decide/<token>`: the gate's card of the calls and the Approve / Reject form. Posting it is what decides. */
 export function decideFormPage(n: ApprovalNotice, o: { principalSub: string }): string {
-  const tools = [...new Set(n.calls.map((c) => c.name))].join(", ");
+  const card = interruptCard(n);
+  const tools = card.tools.join(", ");
   return page(
     `Approve or reject: ${tools}`,
     [
-      `<p>${escapeHtml(n.requested_by)} asked on thread <code>${escapeHtml(n.thread_id)}</code>. Decide by <time>${escapeHtml(n.expires_at)}</time>.</p>`,
+      `<p>${escapeHtml(card.requested_by)} asked on thread <code>${escapeHtml(card.thread_id)}</code>. Decide by <time>${escapeHtml(card.expires_at)}</time>.</p>`,
       `<p>You decide as <strong>${escapeHtml(o.principalSub)}</strong>. This link works once.</p>`,
-      ...n.calls.map(callHtml),
+      ...card.calls.map(callHtml),
       // No action: the form posts to this same URL, which the CSP's form-action 'self' allows.
       '<form method="post" style="margin-top:24px">',
       '<label for="reason">Reason (shown to the agent if you reject)</label><br>',

@@ -1,3 +1,4 @@
+import { interruptCard } from "../../gate/index.js";
 import type { ApprovalNotice } from "./approval-notice.js";
 import { callHtml, callText } from "./calls-html.js";
 import { escapeHtml } from "./html-escape.js";
@@ -16,21 +17,23 @@ const oneLine = (s: string, n = 120): string => {
 };
 
 /**
- * The mail asking one person to decide: the calls masked with previews and versions, the policy
- * in words, the deadline, and the link. `link` is `PUBLIC_URL/decide/<token>`; it is the only
- * place the token appears, and the mail says it is personal.
+ * The mail asking one person to decide: the gate's card of the interrupt (the calls masked with
+ * previews and versions, the policy in words, the deadline), and the link. `link` is
+ * `PUBLIC_URL/decide/<token>`; it is the only place the token appears, and the mail says it is
+ * personal.
  */
 export function approvalEmail(n: ApprovalNotice, o: { link: string; to: string }): ApprovalEmail {
-  const tools = [...new Set(n.calls.map((c) => c.name))].join(", ");
+  const card = interruptCard(n);
+  const tools = card.tools.join(", ");
   const lead = n.reason === "escalated" ? "Still waiting for your approval" : n.reason === "edited" ? "Approval needed again (edited)" : "Approval needed";
   const subject = oneLine(`${lead}: ${tools}`);
-  const asked = `${n.requested_by} asked on thread ${n.thread_id}. Decide by ${n.expires_at}.`;
+  const asked = `${card.requested_by} asked on thread ${card.thread_id}. Decide by ${card.expires_at}.`;
   const text = [
     `${lead}: ${tools}`,
     "",
     asked,
     "",
-    ...n.calls.map(callText),
+    ...card.calls.map(callText),
     "",
     `Approve or reject: ${o.link}`,
     "",
@@ -40,7 +43,7 @@ export function approvalEmail(n: ApprovalNotice, o: { link: string; to: string }
     "<!doctype html><html><body style=\"font-family:sans-serif;max-width:720px\">",
     `<h2>${escapeHtml(lead)}: ${escapeHtml(tools)}</h2>`,
     `<p>${escapeHtml(asked)}</p>`,
-    ...n.calls.map(callHtml),
+    ...card.calls.map(callHtml),
     `<p style="margin:24px 0"><a href="${escapeHtml(o.link)}" style="background:#1a7f37;color:#fff;padding:10px 16px;text-decoration:none;border-radius:4px">Approve or reject</a></p>`,
     `<p style="color:#666;font-size:12px">This link is for ${escapeHtml(o.to)} alone and works once. Opening it changes nothing; the page asks you to choose.</p>`,
     "</body></html>",

@@ -1,11 +1,13 @@
 import type { WebClient } from "@slack/web-api";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import type { Directory } from "../../auth/index.js";
-import { refusals } from "../../gate/index.js";
+import type { Directory, Principal } from "../../auth/index.js";
+import { interruptCard, refusals } from "../../gate/index.js";
 import { AppError } from "../../protocol/index.js";
 import type { Logger } from "../../logger.js";
+import type { ThreadService } from "../../runs/index.js";
 import { type ChannelDecisionDeps, type ChannelOutcome, decideViaChannel } from "../channel-decision.js";
+import { NOT_WHOLE_IN_SLACK, slackMayApprove } from "./slack-limits.js";
 import { APPROVE_ACTION, type ButtonValue, REASON_BLOCK, REASON_INPUT, REJECT_ACTION, REJECT_VIEW } from "./slack-message.js";
 import { verifySlackSignature } from "./slack-signature.js";
 
@@ -13,6 +15,8 @@ import { verifySlackSignature } from "./slack-signature.js";
 const MAX_BODY = 64 * 1024;
 
 export interface SlackInteractivityDeps extends ChannelDecisionDeps {
+  /** The thread as the clicker may see it: its open interrupt's card says whether Slack may approve it. */
+  threads: ThreadService;
   client: WebClient;
   signingSecret: string;
   directory: Directory;
@@ -105,6 +109,13 @@ async function decide(
     return { ok: false, code: refused.code, message: refused.message };
   }
   try {
+    if (decision.approve) {
+      const refused = await notApprovableInSlack(deps, { principal, value });
+      if (refused) {
+        deps.log.info("slack decision", { thread_id: value.t, interrupt_id: value.i, principal: principal.sub, slack_user: userId, refused: refused.code });
+        return refused;
+      }
+    }
     const out = await decideViaChannel(deps, { threadId: value.t, interruptId: value.i, principal, via: "slack", channelUser: userId, decision, versions: value.v });
     deps.log.info("slack decision", { thread_id: value.t, interrupt_id: value.i, principal: principal.sub, slack_user: userId, ...(out.ok ? {} : { refused: out.code }) });
     return out;
@@ -112,6 +123,25 @@ async function decide(
     deps.log.error("slack decision failed", { thread_id: value.t, interrupt_id: value.i, err });
     return { ok: false, code: "internal_error", message: "Internal server error" };
   }
+}
+
+/**
+ * Why Slack may not approve the interrupt as it stands, if it may not: it may only when a message
+ * can show its card whole. A click from an older message, or a value written by hand, approves
+ * nothing Slack could not show. Which calls are open, and to whom, stays the gate's to say (a
+ * thread out of sight, or an interrupt no longer open, is its refusal, given when it is tried).
+ */
+async function notApprovableInSlack(deps: SlackInteractivityDeps, o: { principal: Principal; value: ButtonValue }): Promise<Extract<ChannelOutcome, { ok: false }> | undefined> {
+  let view;
+  try {
+    view = await deps.threads.view(o.principal, o.value.t);
+  } catch (err) {
+    if (err instanceof AppError) return { ok: false, code: err.code, message: err.message };
+    throw err;
+  }
+  const pending = view.pending;
+  if (pending?.interrupt_id !== o.value.i) return undefined;
+  return slackMayApprove(interruptCard({ ...pending, requested_by: view.owner })) ? undefined : { ok: false, code: "forbidden", message: NOT_WHOLE_IN_SLACK };
 }
 
 /** A refusal, told to the one who clicked: by the payload's `response_url`, else an ephemeral message. */
