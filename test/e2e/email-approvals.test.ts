@@ -25,6 +25,7 @@ import { ensurePgDatabase, pgTestClusterUrl } from "../helpers/pg-test-db.js";
 import { within } from "../helpers/within.js";
 import { ACCOUNT, refundDesk } from "../fixtures/refund-desk.js";
 import { ScriptedChatModel } from "../../src/testing/index.js";
+import { decideViaChannel } from "../../src/channels/index.js";
 
 const open = inProcessTollgates();
 let smtp: SmtpCatcher | undefined;
@@ -329,6 +330,26 @@ describe("one answer on every face, auth off", () => {
       [large!.call_id, "anonymous", "api"],
       [small!.call_id, "fin2", "email"],
     ]);
+  });
+});
+
+describe("the door holds a channel's decision to the resume's schema", () => {
+  it("a reason longer than the API takes, or a version that is no version, is refused (400) and decides nothing", async () => {
+    const r = await rig();
+    const interrupt = await asked(r, "schema", "A-30", 100);
+    const callId = interrupt.calls[0]!.call_id;
+    const ops = { sub: "ops", roles: ["approver"] };
+    const base = { threadId: "schema", interruptId: interrupt.interrupt_id, principal: ops, via: "email" as const };
+    const long = await decideViaChannel({ runs: r.t.runs }, { ...base, decision: { approve: false, reason: "x".repeat(2001) }, versions: { [callId]: 1 } });
+    expect(long).toMatchObject({ ok: false, code: "invalid_request" });
+    const odd = await decideViaChannel({ runs: r.t.runs }, { ...base, decision: { approve: true }, versions: { [callId]: 0.5 } });
+    expect(odd).toMatchObject({ ok: false, code: "invalid_request" });
+    const none = await decideViaChannel({ runs: r.t.runs }, { ...base, decision: { approve: true }, versions: {} });
+    expect(none).toMatchObject({ ok: false, code: "invalid_request" });
+    expect((await threadOf(r, "schema")).status).toBe("waiting_human");
+    expect((await r.client("tok-alice-0001").audit("schema")).entries).toEqual([]);
+    // The same decision within the schema is taken.
+    expect(await decideViaChannel({ runs: r.t.runs }, { ...base, decision: { approve: false, reason: "x".repeat(2000) }, versions: { [callId]: 1 } })).toMatchObject({ ok: true });
   });
 });
 
