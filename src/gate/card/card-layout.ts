@@ -21,7 +21,11 @@ export function layOutCard(card: InterruptCard, o: Pick<FaceLimits, "maxChars">)
       used = 0;
     };
     for (const part of g.parts) {
-      for (const text of splitText(part.text, o.maxChars)) {
+      // A part that fits a block is kept in one; a longer one must be split anyway, so it starts in the room left.
+      const room = o.maxChars - used;
+      if (part.text.length > room && part.text.length <= o.maxChars) flush();
+      const first = part.text.length > o.maxChars && room > 0 ? room : o.maxChars;
+      for (const text of splitText(part.text, o.maxChars, { first })) {
         if (used + text.length > o.maxChars) flush();
         parts.push({ kind: part.kind, text });
         used += text.length;
@@ -47,20 +51,24 @@ export function showsWhole(card: InterruptCard, limits: FaceLimits): boolean {
   return fitCard(card, limits).whole;
 }
 
-/** `s` in pieces of at most `max` characters, joined back they are `s`: cut after a newline in the piece's last half, never inside a surrogate pair. */
-export function splitText(s: string, max: number): string[] {
-  if (s.length <= max) return [s];
+/**
+ * `s` in pieces of at most `max` characters (the first at most `first`), joined back they are `s`:
+ * cut after a newline in the piece's last half, never inside a surrogate pair.
+ */
+export function splitText(s: string, max: number, o: { first?: number } = {}): string[] {
   const out: string[] = [];
   let rest = s;
-  while (rest.length > max) {
-    let end = max;
-    const nl = rest.lastIndexOf("\n", max - 1);
-    if (nl >= max / 2) end = nl + 1;
+  let limit = Math.min(o.first ?? max, max);
+  while (rest.length > limit) {
+    let end = limit;
+    const nl = rest.lastIndexOf("\n", limit - 1);
+    if (nl >= limit / 2) end = nl + 1;
     else if (isHighSurrogate(rest.charCodeAt(end - 1))) end -= 1;
-    out.push(rest.slice(0, end));
+    if (end > 0) out.push(rest.slice(0, end));
     rest = rest.slice(end);
+    limit = max;
   }
-  if (rest) out.push(rest);
+  if (rest || !out.length) out.push(rest);
   return out;
 }
 
