@@ -128,15 +128,16 @@ async function decide(
 /**
  * Why Slack may not approve the interrupt as it stands, if it may not: it may only when a message
  * can show its card whole. A click from an older message, or a value written by hand, approves
- * nothing Slack could not show. Which calls are open, and to whom, stays the gate's to say (a
- * thread out of sight, or an interrupt no longer open, is its refusal, given when it is tried).
+ * nothing Slack could not show. Which calls are open, and to whom, stays the gate's to say: a
+ * thread out of sight, or an interrupt no longer open, gets its refusal when the decision is tried.
  */
 async function notApprovableInSlack(deps: SlackInteractivityDeps, o: { principal: Principal; value: ButtonValue }): Promise<Extract<ChannelOutcome, { ok: false }> | undefined> {
   let view;
   try {
     view = await deps.threads.view(o.principal, o.value.t);
   } catch (err) {
-    if (err instanceof AppError) return { ok: false, code: err.code, message: err.message };
+    // Out of this person's sight, or gone: the gate's own refusal comes when the decision is tried.
+    if (err instanceof AppError) return undefined;
     throw err;
   }
   const pending = view.pending;
