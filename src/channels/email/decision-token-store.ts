@@ -44,10 +44,14 @@ export interface DecisionTokenStore {
   prune(before: number): Promise<number>;
 }
 
-/** Why a found record is dead at `now`, or undefined while it still decides. Used, closed, expired, in that order. */
+/**
+ * Why a found record is dead at `now`, or undefined while it still decides: used; closed (by a
+ * decision, a cancel or a withdrawal before its deadline); expired (its deadline passed, whether or
+ * not the sweep has closed its interrupt since, as the API says `approval_expired` either way).
+ */
 export function deadReason(r: DecisionTokenRecord, now: number): DeadTokenReason | undefined {
   if (r.usedAt !== null) return "used";
-  if (r.closedAt !== null) return "closed";
+  if (r.closedAt !== null) return r.closedAt >= r.expiresAt ? "expired" : "closed";
   if (r.expiresAt <= now) return "expired";
   return undefined;
 }

@@ -140,9 +140,14 @@ describe("POST /decide/<token>", () => {
     const closed = await post("decision=approve");
     expect([closed.status, await closed.text()]).toEqual([410, expect.stringContaining("no longer waiting")]);
     const late = await h.mint("fin2");
+    const swept = await h.mint("ops");
     h.clock.advance(3_600_000);
     const expired = await post("decision=approve", { t: late });
     expect([expired.status, await expired.text()]).toEqual([410, expect.stringContaining("deadline has passed")]);
+    // Closed by the sweep after its deadline: still expired, as the API says before the sweep and after it.
+    await h.tokens.closeInterrupt("int_1", h.clock.now());
+    const afterSweep = await post("decision=approve", { t: swept });
+    expect([afterSweep.status, await afterSweep.text()]).toEqual([410, expect.stringContaining("deadline has passed")]);
     expect(h.decided).toEqual([]);
   });
 
