@@ -6,6 +6,8 @@ export const ERROR_STATUS = {
   invalid_request: 400,
   /** The `Host` header names a host this server does not answer for (DNS rebinding). */
   invalid_host: 400,
+  /** A bound on what one connection may hold (a thread-centric WebSocket's subscriptions); a command error there, not a status. */
+  limit_exceeded: 400,
   /** Missing, unknown, expired or badly signed bearer token (auth on). */
   unauthorized: 401,
   /** The caller may see the thread but not do this (start runs, decide these calls, cancel). */

@@ -257,13 +257,27 @@ describe("one stream across runs", () => {
     }
   });
 
-  it("someone else's thread is the same 404 for its stream and its commands", async () => {
+  it("someone else's thread: its stream is accepted and silent as a free id's, its reads the same 404", async () => {
     const id = threadId("ts-owner");
     await refundAsked(id, "ts-r3");
-    const stream = await call(s.server.url, "POST", `/langgraph/threads/${id}/stream/events`, { channels: ["values"] }, { authorization: "Bearer tok-bob-000001" });
+    const bob = { authorization: "Bearer tok-bob-000001", "content-type": "application/json" };
+    const open = (thread: string, signal: AbortSignal) => fetch(`${s.server.url}/langgraph/threads/${thread}/stream/events`, { method: "POST", headers: bob, body: JSON.stringify({ channels: ALL, since: 0 }), signal });
+    const ac = new AbortController();
+    const [hers, free] = await Promise.all([open(id, ac.signal), open(`${id}-none`, ac.signal)]);
+    expect([hers.status, free.status]).toEqual([200, 200]);
+    let heard = "";
+    const read = (async () => {
+      const reader = hers.body!.pipeThrough(new TextDecoderStream()).getReader();
+      for (;;) heard += (await reader.read()).value ?? "";
+    })().catch(() => undefined);
+    // alice's own replay of the thread: bob's stream has had as long to show anything.
+    await readStream({ token: "tok-alice-0001", id, body: { channels: ALL, since: 0 }, until: ended(1), failure: "alice's thread was not replayed" });
+    ac.abort();
+    await read;
+    expect(heard.replaceAll(": ping\n\n", "")).toBe("");
     const missing = await call(s.server.url, "POST", `/langgraph/threads/${id}-none/commands`, { id: 1, method: "state.get", params: {} }, { authorization: "Bearer tok-bob-000001" });
     const command = await call(s.server.url, "POST", `/langgraph/threads/${id}/commands`, { id: 1, method: "state.get", params: {} }, { authorization: "Bearer tok-bob-000001" });
-    expect([stream.status, command.status, missing.status]).toEqual([404, 404, 404]);
+    expect([command.status, missing.status]).toEqual([404, 404]);
     expect((command.json as { error: { message: string } }).error.message.replace(id, "")).toBe((missing.json as { error: { message: string } }).error.message.replace(`${id}-none`, ""));
   });
 });
@@ -444,12 +458,16 @@ describe("the WebSocket", () => {
     return { ws, closed };
   }
 
-  it("refuses as the SDK reads it: accepted, then closed 4401 without a good token, 4404 on someone else's thread, 4403 from an origin not allowed", async () => {
+  it("refuses as the SDK reads it: accepted, then closed 4401 without a good token, 4403 from an origin not allowed; on someone else's thread 4404 at the first read, as on a free id", async () => {
     const id = threadId("ts-ws-refuse");
     await refundAsked(id, "ts-w1");
     expect(await socketTo(id, { headers: { authorization: "Bearer tok-nobody-000" } }).closed).toBe(4401);
-    expect(await socketTo(id, { headers: { authorization: "Bearer tok-bob-000001" } }).closed).toBe(4404);
     expect(await socketTo(id, { headers: { authorization: "Bearer tok-alice-0001", origin: "https://evil.example" } }).closed).toBe(4403);
+    // The socket itself tells nothing (not-found-equivalence.test.ts compares it with a free id's).
+    const bob = socketTo(id, { headers: { authorization: "Bearer tok-bob-000001" } });
+    await new Promise((r) => bob.ws.once("open", r));
+    bob.ws.send(JSON.stringify({ id: 1, method: "agent.getTree", params: {} }));
+    expect(await bob.closed).toBe(4404);
     expect(refunds(s.db, "ts-w1")).toHaveLength(0);
   });
 

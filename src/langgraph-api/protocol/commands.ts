@@ -9,6 +9,7 @@ import type { RunCreate } from "../run-request.js";
 import { startRun } from "../run-start.js";
 import { MessageIds } from "./message-ids.js";
 import { PROTOCOL_CHANNELS, runSeq } from "./protocol-event.js";
+import { mayFollow } from "./thread-visibility.js";
 
 /** One command of the thread-centric protocol, as `POST /threads/{id}/commands` takes it. */
 export const commandBody = z.object({
@@ -61,8 +62,13 @@ export async function answerCommand(ctx: CommandContext, cmd: ProtocolCommand): 
   } catch (err) {
     if (err instanceof ProtocolRefusal) return { type: "error", id: cmd.id, error: err.error, message: err.message };
     if (!(err instanceof AppError) || HTTP_CODES.has(err.code)) throw err;
-    return { type: "error", id: cmd.id, error: NEAREST[err.code] ?? "invalid_argument", message: err.message, tollgate: { code: err.code } };
+    return errorAnswer(cmd.id, err);
   }
+}
+
+/** A refusal with tollgate's code, as a command answers it: the nearest protocol code, and tollgate's. */
+export function errorAnswer(id: number, err: AppError): CommandAnswer {
+  return { type: "error", id, error: NEAREST[err.code] ?? "invalid_argument", message: err.message, tollgate: { code: err.code } };
 }
 
 /** A refusal in the protocol's own terms, with no tollgate code behind it. */
@@ -223,9 +229,11 @@ async function agentTree(ctx: CommandContext): Promise<Record<string, unknown>> 
 
 /**
  * The seq just before the latest run's first event: a stream opened with this `since` after
- * `run.start` or `input.respond` carries exactly the run the command started.
+ * `run.start` or `input.respond` carries exactly the run the command started. On a thread the
+ * caller may not see (where only subscribe and unsubscribe succeed) it is 0, as on an id never used.
  */
 async function appliedThroughSeq(ctx: CommandContext): Promise<number> {
+  if (!(await mayFollow(ctx.deps.runs.feed, ctx.principal, ctx.threadId))) return 0;
   const latest = await ctx.deps.runs.feed.latestRun(ctx.threadId);
   return latest ? runSeq({ ordinal: latest.ordinal, loggedSeq: -1, k: 0 }) - 1 : 0;
 }

@@ -35,8 +35,8 @@ export function protocolRoutes(deps: AppDeps): Hono {
     const filter = await parseBody(c, streamBody);
     const principal = principalOf(c);
     const threadId = threadParam(c);
-    // Someone else's thread is refused before the stream opens; one not made yet is waited for.
-    await deps.runs.feed.exists(principal, threadId);
+    // Opened on an id with no thread yet, or on a thread the caller may not see, the stream is
+    // accepted and waits alike: its answer tells nothing about other people's threads.
     const asked = filterOf(filter);
     const wanted = (e: StreamItem) => wants(asked, e);
     return sseResponse<StreamItem>({
@@ -56,7 +56,7 @@ export function protocolRoutes(deps: AppDeps): Hono {
     if (!accept) throw new AppError("invalid_request", "GET …/stream/events is a WebSocket upgrade; for SSE, POST it");
     const principal = principalOf(c);
     const threadId = threadParam(c);
-    await deps.runs.feed.exists(principal, threadId);
+    // As the SSE stream: accepted whether or not there is a thread the caller may see.
     accept((wire) => new SocketSession({ deps, principal, threadId, wire, log: deps.log }));
     return c.body(null, 200);
   });

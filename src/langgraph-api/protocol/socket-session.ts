@@ -2,14 +2,20 @@ import type { Principal } from "../../auth/index.js";
 import type { AppDeps } from "../../http/index.js";
 import type { Logger } from "../../logger.js";
 import { AppError } from "../../protocol/index.js";
-import { answerCommand, commandBody } from "./commands.js";
+import { answerCommand, commandBody, errorAnswer } from "./commands.js";
 import { runSeq, type StreamItem } from "./protocol-event.js";
-import { filterOf, type StreamFilter, wants } from "./stream-filter.js";
+import { CLOSE_TRY_AGAIN_LATER, MAX_SUBSCRIPTIONS, MAX_UNSENT_BYTES, STALLED_AFTER_MS } from "./socket-bounds.js";
+import { SocketSubscriptions } from "./socket-subscriptions.js";
+import { filterOf } from "./stream-filter.js";
 import { threadEvents } from "./thread-events.js";
+import { mayFollow } from "./thread-visibility.js";
 
-/** What the session writes to: the socket, as JSON text; and how it closes it. */
+/** What the session writes to: the socket, as JSON text (resolved once written out); what it holds unsent; reading commands paused and resumed; closing it. */
 export interface SocketWire {
-  send(text: string): void;
+  send(text: string): Promise<void>;
+  unsent(): number;
+  pause(): void;
+  resume(): void;
   close(code: number, reason: string): void;
 }
 
@@ -21,12 +27,6 @@ export interface SocketSessionOptions {
   log: Logger;
 }
 
-/** A subscription on the socket: what it asked for, and the seq up to which it has had everything. */
-interface Subscription {
-  filter: StreamFilter;
-  after: number;
-}
-
 /**
  * The thread-centric protocol over one WebSocket: commands and events on one wire. Each
  * `subscription.subscribe` is answered first, then replays and follows the thread as an SSE stream
@@ -36,12 +36,22 @@ interface Subscription {
  * One reader feeds every subscription, so the socket carries the thread's events in seq order,
  * each once: the SDK pauses its other subscriptions at a run's terminal lifecycle event, and an
  * earlier event sent after it by a reader of its own would be lost to them. A new subscription
- * starts the reader again from the earliest seq any subscription still needs; the others skip
- * what they have had.
+ * that asks for more than the others starts the reader again from the earliest seq any
+ * subscription still needs, and gets only what the socket has not carried (`SocketSubscriptions`).
+ *
+ * Bounded (`socket-bounds.ts`): at most {@link MAX_SUBSCRIPTIONS} subscriptions. Past
+ * {@link MAX_UNSENT_BYTES} unsent, the reader waits and commands are not read until they have
+ * gone, so a slow reader only slows its socket; one that lets nothing go for
+ * {@link STALLED_AFTER_MS} is closed with 1013. Every message it did get is whole, so the client
+ * resumes with `since` and misses nothing.
  */
 export class SocketSession {
-  private readonly subscriptions = new Map<string, Subscription>();
+  private readonly subscriptions = new SocketSubscriptions();
+  /** Subscribes answered and not yet following: they count against the limit too. */
+  private opening = 0;
   private reader: AbortController | undefined;
+  /** While the socket holds more than it may: resolves once it has let it go, or is closed. */
+  private draining: Promise<void> | undefined;
   private closed = false;
 
   constructor(private readonly o: SocketSessionOptions) {}
@@ -57,6 +67,11 @@ export class SocketSession {
     if (!parsed.success) return this.send({ type: "error", id: null, error: "invalid_argument", message: "Protocol commands must include an integer id and a string method." });
     const cmd = parsed.data;
     const context = { deps: this.o.deps, principal: this.o.principal, threadId: this.o.threadId };
+    const subscribing = cmd.method === "subscription.subscribe";
+    if (subscribing && this.subscriptions.size + this.opening >= MAX_SUBSCRIPTIONS) {
+      return this.send(errorAnswer(cmd.id, new AppError("limit_exceeded", `A socket holds at most ${MAX_SUBSCRIPTIONS} subscriptions: unsubscribe one first`)));
+    }
+    if (subscribing) this.opening++;
     try {
       if (cmd.method === "subscription.unsubscribe") {
         const id = cmd.params?.subscription_id;
@@ -64,10 +79,12 @@ export class SocketSession {
         if (!this.subscriptions.size) this.stopReading();
       }
       const answer = await answerCommand(context, cmd);
-      this.send(answer);
-      if (cmd.method === "subscription.subscribe" && answer.type === "success") await this.follow(String(answer.result.subscription_id), cmd.params ?? {});
+      await this.send(answer);
+      if (subscribing && answer.type === "success") await this.follow(String(answer.result.subscription_id), cmd.params ?? {});
     } catch (err) {
       this.fail(err, cmd.id);
+    } finally {
+      if (subscribing) this.opening--;
     }
   }
 
@@ -80,12 +97,13 @@ export class SocketSession {
 
   private async follow(id: string, params: Record<string, unknown>): Promise<void> {
     const since = typeof params.since === "number" && Number.isInteger(params.since) && params.since >= 0 ? params.since : undefined;
-    // Without `since`: the latest run from its first event (the first run's, before there is one).
-    const latest = since === undefined ? await this.o.deps.runs.feed.latestRun(this.o.threadId) : undefined;
-    const after = since ?? runSeq({ ordinal: latest?.ordinal ?? 1, loggedSeq: -1, k: 0 }) - 1;
+    // Without `since`: the latest run from its first event (the first run's, before there is one,
+    // and on a thread the caller may not see, which must follow as an id never used does).
+    const visible = since === undefined && (await mayFollow(this.o.deps.runs.feed, this.o.principal, this.o.threadId));
+    const latest = visible ? await this.o.deps.runs.feed.latestRun(this.o.threadId) : undefined;
+    const from = since ?? runSeq({ ordinal: latest?.ordinal ?? 1, loggedSeq: -1, k: 0 }) - 1;
     if (this.closed) return;
-    this.subscriptions.set(id, { filter: filterOf(params), after });
-    this.read();
+    if (this.subscriptions.add(id, filterOf(params), from)) this.read();
   }
 
   /** (Re)starts the one reader, from the earliest seq a subscription still needs. */
@@ -93,7 +111,6 @@ export class SocketSession {
     this.stopReading();
     const stop = new AbortController();
     this.reader = stop;
-    const since = Math.min(...[...this.subscriptions.values()].map((s) => s.after));
     void (async () => {
       try {
         for await (const batch of threadEvents({
@@ -101,30 +118,21 @@ export class SocketSession {
           threads: this.o.deps.threads,
           principal: this.o.principal,
           threadId: this.o.threadId,
-          since,
+          since: this.subscriptions.earliest(),
           signal: stop.signal,
-          wants: (channel) => [...this.subscriptions.values()].some((s) => s.filter.channels.has(channel)),
+          wants: (channel) => this.subscriptions.wantsChannel(channel),
         })) {
           // A reader started again since has these events too: only the current one sends.
           if (stop.signal.aborted) return;
-          for (const e of batch) this.fanOut(e);
+          for (const e of batch) {
+            if (this.subscriptions.pass(e)) await this.send(e);
+            if (stop.signal.aborted) return;
+          }
         }
       } catch (err) {
         if (!stop.signal.aborted) this.fail(err, null);
       }
     })();
-  }
-
-  /** Sends an event once if any subscription has not had it and asked for it; each that had not has it now. */
-  private fanOut(e: StreamItem): void {
-    const seq = e.type === "event" ? e.seq : e.tollgate.to_seq;
-    let wanted = false;
-    for (const sub of this.subscriptions.values()) {
-      if (seq <= sub.after) continue;
-      sub.after = seq;
-      wanted ||= wants(sub.filter, e);
-    }
-    if (wanted) this.send(e);
   }
 
   private stopReading(): void {
@@ -141,16 +149,39 @@ export class SocketSession {
       return this.close(1011, "subscription failed");
     }
     this.o.log.error("protocol command failed", { thread_id: this.o.threadId, err });
-    this.send({ type: "error", id: commandId, error: "unknown_error", message: "The command failed." });
+    void this.send({ type: "error", id: commandId, error: "unknown_error", message: "The command failed." });
   }
 
-  private send(message: unknown): void {
-    if (!this.closed) this.o.wire.send(JSON.stringify(message));
+  /** Sends; past the bound, resolves only once the socket has let its unsent data go (or is closed). */
+  private send(message: unknown): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    const written = this.o.wire.send(JSON.stringify(message));
+    if (this.o.wire.unsent() <= MAX_UNSENT_BYTES) return Promise.resolve();
+    return (this.draining ??= this.drain(written));
+  }
+
+  /** Waits, reading no commands, for what is written to go; a socket that lets nothing go meanwhile is closed with 1013. */
+  private async drain(written: Promise<void>): Promise<void> {
+    this.o.wire.pause();
+    let timer: NodeJS.Timeout | undefined;
+    const stalled = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), STALLED_AFTER_MS)));
+    try {
+      if (await Promise.race([written.then(() => false), stalled])) {
+        this.o.log.warn("protocol socket closed: its reader does not read", { thread_id: this.o.threadId, unsent_bytes: this.o.wire.unsent() });
+        this.close(CLOSE_TRY_AGAIN_LATER, "reader too slow: reconnect with since");
+      }
+    } finally {
+      clearTimeout(timer);
+      this.draining = undefined;
+      if (!this.closed) this.o.wire.resume();
+    }
   }
 
   private close(code: number, reason: string): void {
     if (this.closed) return;
     this.onClose();
+    // Reading again: the client's answer to the close ends the socket.
+    this.o.wire.resume();
     this.o.wire.close(code, reason);
   }
 }

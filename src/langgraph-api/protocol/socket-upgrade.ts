@@ -2,6 +2,7 @@ import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer } from "ws";
 import type { Logger } from "../../logger.js";
+import { MAX_SOCKET_MESSAGE_BYTES } from "./socket-bounds.js";
 import type { SocketSession, SocketWire } from "./socket-session.js";
 
 /** Where the route that accepts a socket finds how to: a key of the request's `env`. */
@@ -24,7 +25,8 @@ function closeCode(status: number): number {
  * the subprotocol pair `bearer, <token>`.
  */
 export function protocolUpgrade(o: { fetch: (req: Request, env: unknown) => Response | Promise<Response>; log: Logger }) {
-  const wss = new WebSocketServer({ noServer: true, handleProtocols: (protocols) => (protocols.has("bearer") ? "bearer" : false) });
+  // A message past the limit is refused with 1009 as its length is read, before it is buffered.
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_SOCKET_MESSAGE_BYTES, handleProtocols: (protocols) => (protocols.has("bearer") ? "bearer" : false) });
   return (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     const url = new URL(req.url ?? "/", `http://${req.headers.host ?? "localhost"}`);
     if (!PATH.test(url.pathname)) {
@@ -49,7 +51,13 @@ export function protocolUpgrade(o: { fetch: (req: Request, env: unknown) => Resp
           ws.close(closeCode(status), status === 401 ? "unauthorized" : status === 403 ? "forbidden" : status === 404 ? "not found" : "refused");
           return;
         }
-        const session = open({ send: (text) => ws.send(text), close: (code, reason) => ws.close(code, reason) });
+        const session = open({
+          send: (text) => new Promise<void>((resolve) => ws.send(text, () => resolve())),
+          unsent: () => ws.bufferedAmount,
+          pause: () => ws.pause(),
+          resume: () => ws.resume(),
+          close: (code, reason) => ws.close(code, reason),
+        });
         ws.on("message", (data) => void session.onMessage(String(data)));
         ws.on("close", () => session.onClose());
         ws.on("error", () => session.onClose());

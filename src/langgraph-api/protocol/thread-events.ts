@@ -5,6 +5,7 @@ import { valuesOf } from "../resources.js";
 import { frameChannel, interruptChange, ProtocolTranslator, turnsIn } from "./event-translator.js";
 import { aiMessageId, MessageIds } from "./message-ids.js";
 import { type Emitted, frameSeq, lastSeqOf, ordinalOf, type ProtocolChannel, type ProtocolEvent, runSeq, type Slot, type StreamGap, type StreamItem, tailSeq } from "./protocol-event.js";
+import { mayFollow } from "./thread-visibility.js";
 
 export interface ThreadEventsOptions {
   feed: ThreadFeed;
@@ -21,7 +22,8 @@ export interface ThreadEventsOptions {
 /**
  * A thread's protocol events in seq order, across its runs, for as long as `signal` lets it: the
  * runs' durable logs translated (live ones as they grow), and after a run that stopped at the gate,
- * its interrupt's changes until it closes. A thread that does not exist yet is waited for. Nothing
+ * its interrupt's changes until it closes. A thread that does not exist yet, or that the principal
+ * may not see, is waited for alike (until there is one the principal may see). Nothing
  * is kept per connection: a reconnect, a restart or another replica reads the same events with the
  * same seqs from the store (the graph's own chunks only where the run's process keeps them).
  */
@@ -29,7 +31,7 @@ export async function* threadEvents(o: ThreadEventsOptions): AsyncGenerator<Stre
   const { feed, threadId, signal } = o;
   const watch = feed.watch(threadId);
   try {
-    while (!(await feed.exists(o.principal, threadId))) {
+    while (!(await mayFollow(feed, o.principal, threadId))) {
       await watch.wait(signal);
       if (signal.aborted) return;
     }
