@@ -1,11 +1,13 @@
-import { escapeRegExp } from "../lib/index.js";
+import type { SecretMatcher } from "./secret-scrubber.js";
 
 /**
  * Scrubs configured secrets from a run's streamed text, one token at a time. A secret can arrive
  * split across tokens ("sk-te" + "st-ABC…"), so the end of what has come that could still become
- * one is held back until the next token shows whether it does; `flush` lets it go (the message
- * ended, or another event comes). Text that cannot begin a secret passes at once, so a token is
- * delayed only when its tail looks like the start of one.
+ * part of a run of one is held back until the next token shows whether it does (at most the run's
+ * length less one character, with the whitespace between them); `flush` lets it go (the message
+ * ended, or another event comes). The shown text is kept as context too: a run that began in it
+ * is masked from where it continues, so no run long enough to scrub ever gets out whole. Text in
+ * which no character can be part of a secret passes at once.
  */
 export interface TokenFilter {
   /** What of `text` (and what was held) may be shown now; may be "". */
@@ -16,33 +18,90 @@ export interface TokenFilter {
 
 export const PASS_TOKENS: TokenFilter = { push: (text) => text, flush: () => "" };
 
-/** A filter for one stream; `secrets` longest first, none shorter than the scrubber's minimum. */
-export function createTokenFilter(secrets: readonly string[], mask: string): TokenFilter {
-  if (secrets.length === 0) return PASS_TOKENS;
-  const whole = new RegExp(secrets.map(escapeRegExp).join("|"), "g");
-  const firstChars = new Set(secrets.map((s) => s[0]!));
-  const longest = Math.max(...secrets.map((s) => s.length));
-  /** Length of the longest end of `text` that is a proper start of some secret. */
-  const pendingLength = (text: string): number => {
-    for (let i = Math.max(0, text.length - longest + 1); i < text.length; i++) {
-      if (!firstChars.has(text[i]!)) continue;
-      const tail = text.slice(i);
-      if (secrets.some((s) => s.length > tail.length && s.startsWith(tail))) return tail.length;
-    }
-    return 0;
-  };
+/** How far back the context reaches at least when it holds a quote: a JSON boundary still forming, its key included. */
+const BOUNDARY_REACH = 96;
+const QUOTE_OR_BACKSLASH = /["\\]/;
+
+/** A filter for one stream; none without a matcher (no secret configured). */
+export function createTokenFilter(matcher: SecretMatcher | undefined): TokenFilter {
+  if (!matcher) return PASS_TOKENS;
+  /** What was shown last, unmasked: a run of a secret may continue it. */
+  let before = "";
+  let beforeQuoted = false;
+  /** What came and is not shown yet. */
   let held = "";
+  /** What was shown ends in a mask that what comes next may extend. */
+  let open = false;
+
+  const step = (final: boolean): string => {
+    const text = before + held;
+    const { kept, pos } = matcher.normalise(text);
+    let shown = 0; // kept characters in `before`
+    while (shown < kept.length && pos[shown]! < before.length) shown++;
+    const masked = new Uint8Array(kept.length);
+    matcher.mark(kept, masked, shown);
+    matcher.widen(kept, pos, masked);
+    const keep = final ? 0 : matcher.holdLength(kept, masked, shown);
+    let upTo = kept.length - keep;
+    // Whitespace after a mask waits with what follows it: a mask that goes on swallows it.
+    const afterMask = upTo > shown ? masked[upTo - 1] === 1 : open;
+    let cut = final ? text.length : afterMask ? (upTo > shown ? pos[upTo - 1]! + 1 : before.length) : upTo < kept.length ? pos[upTo]! : text.length;
+    cut = Math.max(cut, before.length);
+    upTo = shown;
+    while (upTo < kept.length && pos[upTo]! < cut) upTo++;
+    const out = matcher.render(
+      text.slice(before.length, cut),
+      pos.slice(shown, upTo).map((p) => p - before.length),
+      masked.subarray(shown, upTo),
+      { count: upTo - shown, open },
+    );
+    if (upTo > shown) open = masked[upTo - 1] === 1;
+    held = text.slice(cut);
+    const first = Math.max(0, upTo - (matcher.longest - 1));
+    let from = first < upTo ? pos[first]! : cut;
+    const quote = cut > 0 ? text.lastIndexOf('"', cut - 1) : -1;
+    if (quote >= 0 && quote >= cut - BOUNDARY_REACH) from = Math.min(from, Math.max(0, cut - BOUNDARY_REACH));
+    before = text.slice(from, cut);
+    beforeQuoted = QUOTE_OR_BACKSLASH.test(before);
+    return out;
+  };
+
+  /**
+   * `step` when nothing is masked and only whitespace is skipped (no quote or backslash about, no
+   * mask open): the held end is found by walking back over the text itself.
+   */
+  const unmasked = (): string => {
+    const text = before + held;
+    let cut = text.length;
+    let end = "";
+    for (let i = text.length - 1; i >= before.length && end.length < matcher.longest - 1; i--) {
+      if (matcher.isSpace(text.charCodeAt(i))) continue;
+      end = text[i] + end;
+      if (!matcher.continues(end)) break;
+      if (matcher.begins(end)) cut = i;
+    }
+    held = text.slice(cut);
+    let from = cut;
+    for (let n = 0; from > 0 && n < matcher.longest - 1; ) if (!matcher.isSpace(text.charCodeAt(--from))) n++;
+    const out = text.slice(before.length, cut);
+    before = text.slice(from, cut);
+    return out;
+  };
+
   return {
     push(text) {
-      const scrubbed = (held + text).replace(whole, mask);
-      const keep = pendingLength(scrubbed);
-      held = scrubbed.slice(scrubbed.length - keep);
-      return scrubbed.slice(0, scrubbed.length - keep);
+      if (!held && !beforeQuoted && matcher.isPlain(text)) {
+        // Nothing before can join what comes after a character no secret holds.
+        before = "";
+        open = false;
+        return text;
+      }
+      held += text;
+      if (open || beforeQuoted || QUOTE_OR_BACKSLASH.test(held) || matcher.mayHold(before + held)) return step(false);
+      return unmasked();
     },
     flush() {
-      const out = held;
-      held = "";
-      return out;
+      return held ? step(true) : "";
     },
   };
 }

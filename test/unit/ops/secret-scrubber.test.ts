@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type Logger, silentLogger } from "../../../src/logger.js";
 import { createSecretScrubber, SCRUBBED, scrubbingLogger } from "../../../src/ops/index.js";
@@ -85,6 +86,96 @@ describe("secret scrubber", () => {
     const a: Record<string, unknown> = { k: KEY };
     a.self = a;
     expect(s.scrubDeep(a)).toEqual({ k: SCRUBBED, self: "[Circular]" });
+  });
+});
+
+/** Every run of `secret` of 12 characters or more, longest first. */
+function runsOf(secret: string): string[] {
+  const out: string[] = [];
+  for (let n = secret.length; n >= 12; n--) for (let i = 0; i + n <= secret.length; i++) out.push(secret.slice(i, i + n));
+  return out;
+}
+
+/** The longest run of `secret` left in `text` once whitespace and JSON string boundaries are left out; "" if none. */
+function leftOf(secret: string, text: string): string {
+  const flat = text.replace(/\\+[nrt]|\s+/g, "").replace(/\\*"[\s,:[\]{}]*(?:\\*"[^"\\\s]{0,64}\\*"\s*:[\s[{]*)?\\*"/g, "");
+  return runsOf(secret).find((r) => flat.includes(r)) ?? "";
+}
+
+const b64At = (secret: string, offset: number) => Buffer.from("\u0001\u0002".slice(0, offset) + secret).toString("base64");
+
+describe("secret scrubber: in pieces and in disguise", () => {
+  const long = createSecretScrubber([KEY, TOKEN]);
+  const [head, tail] = [KEY.slice(0, 8), KEY.slice(8)];
+
+  it.each([
+    ["split by a space", `refused ${KEY.slice(0, 9)} ${KEY.slice(9)} (401)`],
+    ["split by a newline", `refused ${head}\n${tail}`],
+    ["split by an escaped newline in JSON", JSON.stringify({ error: `refused ${head}\n${tail}` })],
+    ["split over two JSON fields", JSON.stringify({ key_start: head, key_end: tail })],
+    ["in three JSON fields of eight", JSON.stringify({ a: KEY.slice(0, 8), b: KEY.slice(8, 16), c: KEY.slice(16) })],
+    ["split over two JSON strings of an array", JSON.stringify([KEY.slice(0, 6), KEY.slice(6)])],
+    ["over two fields of JSON inside JSON", JSON.stringify({ message: JSON.stringify({ key_start: head, key_end: tail }) })],
+    ["a 22-character tail on its own", `key ends ${KEY.slice(2)}`],
+    ["a 12-character piece in prose", `it had ${KEY.slice(5, 17)} in it`],
+    ["URL-encoded", `GET /x?key=${encodeURIComponent("a&" + KEY + "/")}`],
+    ["base64 at offset 0", `data ${b64At(KEY, 0)}`],
+    ["base64 at offset 1", `data ${b64At(KEY, 1)}`],
+    ["base64 at offset 2", `data ${b64At(KEY, 2)}`],
+    ["base64url", `data ${b64At(KEY, 1).replace(/\+/g, "-").replace(/\//g, "_")}`],
+    ["JSON-escaped twice", JSON.stringify(JSON.stringify({ token: TOKEN }))],
+  ])("%s: no run of 12 characters of the key is left", (_name, text) => {
+    const out = long.scrub(text);
+    expect(out).not.toBe(text);
+    expect(leftOf(KEY, out) || leftOf(TOKEN, out)).toBe("");
+    expect(leftOf(b64At(KEY, 0).slice(0, 30), out)).toBe("");
+    expect(long.scrub(out), "scrubbing twice changes nothing more").toBe(out);
+  });
+
+  it("masks the whole span a split run covers, keeping the JSON around it JSON", () => {
+    expect(long.scrub(`refused ${head}\n${tail}.`)).toBe(`refused ${SCRUBBED}.`);
+    const json = long.scrub(JSON.stringify({ key_start: head, key_end: tail, other: "kept" }));
+    expect(JSON.parse(json)).toEqual({ key_start: SCRUBBED, key_end: SCRUBBED, other: "kept" });
+    const escaped = 'tok"with\\odd-chars-0123456789';
+    const odd = createSecretScrubber([escaped]);
+    expect(JSON.parse(odd.scrub(JSON.stringify({ e: JSON.stringify({ e: escaped }) })))).toEqual({ e: JSON.stringify({ e: SCRUBBED }) });
+  });
+
+  it("scrubs base64 and URL forms of a base64 sealing key and of a URL password", () => {
+    const password = "p@ss/w0rd+long!";
+    const s = createSecretScrubber([password]);
+    expect(s.scrub(`postgres://u:${encodeURIComponent(password)}@db/x`)).toBe(`postgres://u:${SCRUBBED}@db/x`);
+  });
+
+  it("leaves pieces shorter than 12 characters, and a short secret unless it is whole", () => {
+    const short = createSecretScrubber(["pw-9Xq2"]);
+    expect(short.scrub("pw-9Xq and 9Xq2")).toBe("pw-9Xq and 9Xq2");
+    expect(short.scrub("pw-9 Xq2!")).toBe(`${SCRUBBED}!`);
+    const pieces = `ends ${KEY.slice(-11)}; starts ${KEY.slice(0, 11)}`;
+    expect(long.scrubExact(pieces)).toBe(pieces); // (scrub would still cut the "sk-…" start by its shape)
+  });
+
+  it("leaves ordinary text, JSON and base64 alone", () => {
+    const texts = [
+      "The quick brown fox jumps over the lazy dog; refunds take 3-5 business days.",
+      JSON.stringify({ messages: [{ role: "ai", content: "Order A-1001 shipped to ada@example.com", id: "m1" }], n: 12345678 }),
+      Buffer.from("an ordinary attachment, nothing secret in it at all, ".repeat(20)).toString("base64"),
+      "sk-test- is how test keys begin; ABCDEFGH is a sequence; 12345678 a number",
+    ];
+    for (const text of texts) expect(long.scrub(text)).toBe(text);
+  });
+
+  it("finds whatever the precise search finds: the quick pre-check never lets a run through", () => {
+    const piece = fc.constantFrom(...[0, 3, 6, 9, 12, 18].map((i) => KEY.slice(i, i + 6)), TOKEN.slice(0, 7), TOKEN.slice(7));
+    const glue = fc.constantFrom("", " ", "\n", "\\n", '", "', '","k":"', '\\", \\"', "x", ",", ":", '"', "\\");
+    fc.assert(
+      fc.property(fc.array(fc.tuple(piece, glue), { maxLength: 8 }), (parts) => {
+        const text = parts.map(([p, g]) => p + g).join("");
+        const out = long.scrub(text);
+        expect(leftOf(KEY, out) || leftOf(TOKEN, out), JSON.stringify({ text, out })).toBe("");
+      }),
+      { numRuns: 3000 },
+    );
   });
 });
 
