@@ -502,7 +502,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       requestTimeoutMs: Math.round(e.REQUEST_TIMEOUT_SECONDS * 1000),
       maxConnections: e.MAX_CONNECTIONS,
     },
-    secrets: [e.OPENAI_API_KEY, e.LANGSMITH_API_KEY, e.SEALING_KEY?.toString("base64"), urlPassword(e.DATABASE_URL), e.APPROVAL_WEBHOOK_SECRET, e.SLACK_BOT_TOKEN, e.SLACK_SIGNING_SECRET, urlPassword(e.SMTP_URL), ...(tokens?.keys() ?? [])].filter(
+    secrets: [e.OPENAI_API_KEY, e.LANGSMITH_API_KEY, e.SEALING_KEY?.toString("base64"), e.SEALING_KEY?.toString("hex"), urlPassword(e.DATABASE_URL), e.APPROVAL_WEBHOOK_SECRET, e.SLACK_BOT_TOKEN, e.SLACK_SIGNING_SECRET, urlPassword(e.SMTP_URL), ...(tokens?.keys() ?? [])].filter(
       (v): v is string => v !== undefined && v !== "",
     ),
   };

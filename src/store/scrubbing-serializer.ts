@@ -21,7 +21,7 @@ export class ScrubbingSerializer implements SerializerProtocol {
     if (this.filter === NO_SCRUB) return [type, bytes];
     if (type === "json") {
       const text = decoder.decode(bytes);
-      const scrubbed = scrubJsonText(text, this.filter);
+      const scrubbed = scrubJsonText(acrossFields(text, this.filter), this.filter);
       return [type, scrubbed === text ? bytes : encoder.encode(scrubbed)];
     }
     if (type === "bytes") {
@@ -37,6 +37,23 @@ export class ScrubbingSerializer implements SerializerProtocol {
 
   loadsTyped(type: string, data: Uint8Array | string): Promise<unknown> {
     return this.inner.loadsTyped(type, data);
+  }
+}
+
+/**
+ * `json` with the runs of configured secrets that span fields masked too: each string was scrubbed
+ * on its own, which leaves the pieces of a secret spread over several (each too short to be a run).
+ * The mask keeps the quotes between them, so the text stays JSON; should it not, the fields stay
+ * as they were scrubbed one by one.
+ */
+function acrossFields(json: string, filter: SecretFilter): string {
+  const joined = filter.scrubExact(json);
+  if (joined === json) return json;
+  try {
+    JSON.parse(joined);
+    return joined;
+  } catch {
+    return json;
   }
 }
 

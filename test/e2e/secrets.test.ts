@@ -49,6 +49,25 @@ function expectNoneStored(secrets: readonly string[] = SECRETS): void {
   expect(leaks, "stored rows holding a secret").toEqual([]);
 }
 
+/**
+ * `text` as a reader could join it back: whitespace, JSON's escaped newlines and the boundaries
+ * between two JSON strings (`", "`, `", "key": "`, escaped too) left out.
+ */
+const joinedBack = (text: string) =>
+  text.replace(/\\+[nrt]|\s+/g, "").replace(/\\*"[,:[\]{}]*(?:\\*"[^"\\]{0,64}\\*":[[{]*)?\\*"/g, "");
+
+/** No run of 12 characters of the key, however it was cut, in `text`. */
+function expectNoRun(where: string, text: string): void {
+  const flat = joinedBack(text);
+  const runs = Array.from({ length: KEY.length - 11 }, (_, i) => KEY.slice(i, i + 12)).filter((r) => flat.includes(r));
+  expect(runs, `${where} holds runs of the key`).toEqual([]);
+}
+
+/** No stored row holds a run of the key (tollgate's tables, LangGraph's checkpoints and writes). */
+function expectNoRunStored(): void {
+  for (const [table, text] of storedTextByTable(s.db)) expectNoRun(`table ${table}`, text);
+}
+
 const storedFrames = () =>
   (s.db.prepare("SELECT frames FROM run_event_batches").all() as Array<{ frames: string }>).map((r) => r.frames).join("\n");
 
@@ -90,6 +109,45 @@ describe("secrets are scrubbed", () => {
     s.model.push({ text: "all good now" });
     expect(parseSse(await post(`/threads/${id}/runs`, { message: "again" })).at(-1)!.type).toBe("done");
     expectNoneStored();
+  });
+
+  it("a 401 that echoes the key split by a space: not 12 characters of it on the stream, in the log or in a stored row", async () => {
+    const id = threadId("secret-split-401");
+    const message = `Incorrect API key provided: ${KEY.slice(0, 8)} ${KEY.slice(8)}. You can find your API key at https://example.com/keys.`;
+    s.model.push({ status: 401, body: JSON.stringify({ error: { message, type: "invalid_request_error", code: "invalid_api_key" } }) });
+    const sse = await post(`/threads/${id}/runs`, { message: "hello" });
+    const error = parseSse(sse).at(-1)!;
+    expect(error).toMatchObject({ type: "error", data: { code: "model_error" } });
+    expect(error.data.message).toContain("Incorrect API key provided: ***. You can find your API key");
+    expectNoRun("the run's SSE", sse);
+    expectNoRun("the stream replayed", await get(`/threads/${id}/stream`));
+    expectNoRun("GET /threads/:id", await get(`/threads/${id}`));
+    expectNoRun("the server's stdout and stderr", s.server.stdout() + s.server.stderr());
+    expectNoRunStored();
+  });
+
+  it.each([
+    ["split by a newline", `upstream refused key ${KEY.slice(0, 2)}\n${KEY.slice(2)}`],
+    ["in three lines of eight", `upstream refused key\n${KEY.slice(0, 8)}\n${KEY.slice(8, 16)}\n${KEY.slice(16)}\n(401)`],
+    ["across two JSON fields", JSON.stringify({ error: "refused", key_start: KEY.slice(0, 2), key_end: KEY.slice(2) })],
+    ["across three JSON fields of eight", JSON.stringify({ error: "refused", a: KEY.slice(0, 8), b: KEY.slice(8, 16), c: KEY.slice(16) })],
+  ])("a tool error with the key %s: not in the tool result, the state, the streams or the history", async (_how, message) => {
+    const id = threadId("secret-tool-split");
+    s.model.push({ toolCalls: [{ id: "sp1", name: "explode", args: { message } }] }, { text: "That failed." });
+    const sse = await post(`/threads/${id}/runs`, { message: "try it" });
+    const result = parseSse(sse).find((e) => e.type === "tool_result")!.data;
+    expect(result).toMatchObject({ call_id: "sp1", status: "error" });
+    expect(result.error).toContain("***");
+    expectNoRun("the run's SSE", sse);
+    expectNoRun("the stream replayed", await get(`/threads/${id}/stream`));
+    expectNoRun("run_event_batches", storedFrames());
+    expectNoRun("GET /threads/:id", await get(`/threads/${id}`));
+    expectNoRun("the thread's state", await get(`/langgraph/threads/${id}/state`));
+    expectNoRun("the thread's history", await get(`/langgraph/threads/${id}/history`));
+    expectNoRun("the server's stdout and stderr", s.server.stdout() + s.server.stderr());
+    expectNoRunStored();
+    // What the model reads is the tool's own words.
+    expect(toolMessagesSeen(s.model.requests.at(-1)!.body).get("sp1")).toContain(KEY.slice(16));
   });
 
   it("the model repeating the key in its answer, split across tokens: no token, stored event or view shows it; the text reads the same", async () => {
