@@ -130,6 +130,7 @@ describe("secrets are scrubbed", () => {
     ["split by a newline", `upstream refused key ${KEY.slice(0, 2)}\n${KEY.slice(2)}`],
     ["in three lines of eight", `upstream refused key\n${KEY.slice(0, 8)}\n${KEY.slice(8, 16)}\n${KEY.slice(16)}\n(401)`],
     ["across two JSON fields", JSON.stringify({ error: "refused", key_start: KEY.slice(0, 2), key_end: KEY.slice(2) })],
+    ["cut to its last 22 characters", `upstream refused the key ending …${KEY.slice(2)}`],
     ["across three JSON fields of eight", JSON.stringify({ error: "refused", a: KEY.slice(0, 8), b: KEY.slice(8, 16), c: KEY.slice(16) })],
   ])("a tool error with the key %s: not in the tool result, the state, the streams or the history", async (_how, message) => {
     const id = threadId("secret-tool-split");
