@@ -215,7 +215,11 @@ describe("the thread-centric protocol tells bob nothing of alice's threads eithe
     try {
       await within(
         (async () => {
-          while (!/"event":"(completed|interrupted)"/.test(text)) text += (await reader.read()).value ?? "";
+          while (!/"event":"(completed|interrupted)"/.test(text)) {
+            const r = await reader.read();
+            if (r.done) throw new Error("alice's stream closed");
+            text += r.value;
+          }
         })(),
         { ms: 10_000, failure: `alice's stream of ${id} did not replay its run` },
       );
@@ -236,7 +240,7 @@ describe("the thread-centric protocol tells bob nothing of alice's threads eithe
     let body = "";
     const read = (async () => {
       const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
-      for (;;) body += (await reader.read()).value ?? "";
+      for (let r = await reader.read(); !r.done; r = await reader.read()) body += r.value;
     })().catch(() => undefined);
     await meanwhile();
     ac.abort();

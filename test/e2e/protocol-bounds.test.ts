@@ -227,7 +227,8 @@ describe("a WebSocket's bounds", () => {
     const once = events(socket.messages).length;
     expect(once).toBe(before.filter((e) => e.method !== "tools").length);
     for (let n = 2; n <= 20; n++) expect(await socket.command(n, "subscription.subscribe", same)).toMatchObject({ type: "success" });
-    await socket.command(21, "subscription.subscribe", { channels: ["tools"], since: 0 });
+    // Wider: lifecycle again, and tools, which only it adds.
+    await socket.command(21, "subscription.subscribe", { channels: ["lifecycle", "tools"], since: 0 });
     // A second run through the same socket: whatever a replay would have sent comes before it.
     s.model.push({ text: "Anything else?" });
     expect(await socket.command(22, "run.start", { assistant_id: "agent", input: { messages: [{ type: "human", content: "thanks" }] } })).toMatchObject({ type: "success" });

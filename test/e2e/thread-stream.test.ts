@@ -268,7 +268,7 @@ describe("one stream across runs", () => {
     let heard = "";
     const read = (async () => {
       const reader = hers.body!.pipeThrough(new TextDecoderStream()).getReader();
-      for (;;) heard += (await reader.read()).value ?? "";
+      for (let r = await reader.read(); !r.done; r = await reader.read()) heard += r.value;
     })().catch(() => undefined);
     // alice's own replay of the thread: bob's stream has had as long to show anything.
     await readStream({ token: "tok-alice-0001", id, body: { channels: ALL, since: 0 }, until: ended(1), failure: "alice's thread was not replayed" });
