@@ -39,6 +39,7 @@ const ON_POSTGRES = [
   "model-faults",
   "not-found-equivalence",
   "previews",
+  "protocol-bounds",
   "quorum",
   "react-hook",
   "react-session",

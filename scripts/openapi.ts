@@ -4,8 +4,8 @@
  */
 import fs from "node:fs";
 import { fileURLToPath } from "node:url";
-import { LANGGRAPH_OPENAPI } from "../src/langgraph-api/index.js";
-import { buildOpenApiDocument } from "../src/server/openapi.js";
+import { LANGGRAPH_OPENAPI } from "../src/faces/langgraph/index.js";
+import { buildOpenApiDocument } from "../src/faces/api/openapi.js";
 
 export const OPENAPI_FILE = fileURLToPath(new URL("../docs/reference/openapi.json", import.meta.url));
 

@@ -2,8 +2,8 @@ import { getRequestListener } from "@hono/node-server";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Config } from "./config.js";
-import { capConnections } from "./server/connection-cap.js";
-import { adapterErrorResponse } from "./server/request-errors.js";
+import { capConnections } from "./faces/api/connection-cap.js";
+import { adapterErrorResponse } from "./faces/api/request-errors.js";
 import type { Tollgate } from "./tollgate.js";
 
 const SHUTDOWN_DEADLINE_MS = 5000;

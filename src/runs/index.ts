@@ -17,3 +17,6 @@ export { LeaseKeeper } from "./recovery/lease-keeper.js";
 export type { RunRow, ThreadRow } from "../store/index.js";
 export { FRAME_MODES, type FrameMode, type FrameRequest, type GraphFrame } from "./stream/graph-frames.js";
 export { ThreadFeed, ThreadWatch, type InterruptState } from "./stream/thread-feed.js";
+export { decideViaChannel, type ChannelDecision, type ChannelDecisionDeps, type ChannelOutcome } from "./decide/channel-decision.js";
+// The emailed links' token store, as the email face is handed it: faces reach stores only through runs.
+export { type DeadTokenReason, deadReason, type DecisionTokenRecord, type DecisionTokenStore, looksLikeDecisionToken } from "../store/index.js";

@@ -8,6 +8,18 @@ export type * from "./types.js";
 export { callRow } from "./audit-records.js";
 export { isStorageFault } from "./storage-fault.js";
 export { WEBHOOK_LANE } from "./webhook-outbox.js";
+export { type DecisionTokenGrant, hashDecisionToken, looksLikeDecisionToken, mintDecisionToken } from "./decision-token.js";
+export {
+  type ConsumeResult,
+  DEAD_TOKEN_REASONS,
+  type DeadTokenReason,
+  deadReason,
+  type DecisionTokenRecord,
+  type DecisionTokenStore,
+  MemoryDecisionTokenStore,
+} from "./decision-token-store.js";
+export { SqliteDecisionTokenStore } from "./sqlite/decision-token-store.js";
+export { PgDecisionTokenStore } from "./postgres/decision-token-store.js";
 export { NO_SCRUB, type SecretFilter } from "./stored-secrets.js";
 export { openSqliteStore, openDatabase, type Db, type SqliteStore } from "./sqlite/index.js";
 export type { PostgresStore } from "./postgres/index.js";

@@ -25,7 +25,7 @@ import { ensurePgDatabase, pgTestClusterUrl } from "../helpers/pg-test-db.js";
 import { within } from "../helpers/within.js";
 import { ACCOUNT, refundDesk } from "../fixtures/refund-desk.js";
 import { ScriptedChatModel } from "../../src/testing/index.js";
-import { decideViaChannel } from "../../src/channels/index.js";
+import { decideViaChannel } from "../../src/runs/index.js";
 
 const open = inProcessTollgates();
 let smtp: SmtpCatcher | undefined;

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readSse, type SseMessage } from "../../src/client/sse-reader.js";
 import { EVENT_TYPES, type EventType } from "../../src/protocol/index.js";
-import { LANGGRAPH_OPENAPI } from "../../src/langgraph-api/index.js";
-import { buildOpenApiDocument } from "../../src/server/openapi.js";
+import { LANGGRAPH_OPENAPI } from "../../src/faces/langgraph/index.js";
+import { buildOpenApiDocument } from "../../src/faces/api/openapi.js";
 import { schemaChecker } from "../helpers/openapi-validator.js";
 import { call, expectNoStackTraces, type Stack, startStack, threadId } from "./support.js";
 

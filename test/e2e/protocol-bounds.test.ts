@@ -8,7 +8,7 @@
 import http from "node:http";
 import WebSocket from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAX_SOCKET_MESSAGE_BYTES, MAX_SUBSCRIPTIONS, MAX_UNSENT_BYTES, STALLED_AFTER_MS } from "../../src/langgraph-api/protocol/socket-bounds.js";
+import { MAX_SOCKET_MESSAGE_BYTES, MAX_SUBSCRIPTIONS, MAX_UNSENT_BYTES, STALLED_AFTER_MS } from "../../src/faces/langgraph/protocol/socket-bounds.js";
 import { within } from "../helpers/within.js";
 import { call, expectNoStackTraces, type Stack, startStack, threadId } from "./support.js";
 

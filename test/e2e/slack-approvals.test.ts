@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { TollgateClient } from "../../src/client/index.js";
-import { APPROVE_ACTION, REJECT_ACTION, REJECT_VIEW } from "../../src/channels/slack/index.js";
+import { APPROVE_ACTION, REJECT_ACTION, REJECT_VIEW } from "../../src/faces/slack/index.js";
 import { loadConfig } from "../../src/config.js";
 import { createTollgate, type Tollgate } from "../../src/index.js";
 import { silentLogger } from "../../src/logger.js";

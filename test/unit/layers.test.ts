@@ -44,11 +44,14 @@ const LAYERS: Record<string, { rank: number; side: Side }> = {
   "graphs": { rank: 7, side: "server" },
   "src/ops": { rank: 6, side: "server" }, // metrics, logs, tracing, webhook delivery: above the stores (the outbox), used by runs and the server
   "src/runs": { rank: 7, side: "server" },
-  "src/server": { rank: 8, side: "server" },
   // the HTTP kit every face shares (validation, principal, thread param, SSE, OpenAPI types): below the faces
   "src/http": { rank: 7.5, side: "server" },
-  "src/langgraph-api": { rank: 8.5, side: "server" }, // LangGraph's API at /langgraph: a second face on the server's edge, mounted by tollgate.ts
-  "src/channels": { rank: 8.5, side: "server" }, // Slack and email: faces on the gate beside LangGraph's, mounted by tollgate.ts
+  // The faces, one rank so none imports another (what two need lives in src/http, src/gate or
+  // src/runs): each parses its shape, calls the engine's one door and renders the answer.
+  "src/faces/api": { rank: 8.5, side: "server" }, // tollgate's own API, the page's routes and the app that mounts the faces
+  "src/faces/langgraph": { rank: 8.5, side: "server" }, // LangGraph's run-centric and thread-centric APIs at /langgraph
+  "src/faces/slack": { rank: 8.5, side: "server" },
+  "src/faces/email": { rank: 8.5, side: "server" },
   "src/tollgate.ts": { rank: 9, side: "server" },
   "src/serve.ts": { rank: 10, side: "server" }, // a Tollgate on a socket, with signal handling
   "src/command.ts": { rank: 10.5, side: "server" }, // the command's work for what it is handed: config, socket, exit codes
@@ -67,12 +70,8 @@ const LAYERS: Record<string, { rank: number; side: Side }> = {
  * codes (nothing that src/protocol/errors.ts exports, whichever file they import it through).
  */
 const NOT_DOWN_TO: { from: string; to: string; why: string }[] = [
-  { from: "src/server", to: "src/store", why: "the server reaches stores only through runs" },
-  { from: "src/langgraph-api", to: "src/store", why: "LangGraph's API reaches stores only through runs" },
+  { from: "src/faces", to: "src/store", why: "a face reaches stores only through runs (the channels' outbox lanes through ops)" },
   { from: "src/tollgate.ts", to: "graphs", why: "the engine serves the agent it is handed: only entry files hand in the built-in one" },
-  { from: "src/langgraph-api", to: "src/server", why: "a face never imports another face: what both need lives in src/http or src/gate" },
-  { from: "src/channels", to: "src/store", why: "Slack and email reach stores only through runs (their outbox lane through ops)" },
-  { from: "src/channels", to: "src/server", why: "a face never imports another face: what both need lives in src/http or src/gate" },
   { from: "src/gate", to: "src/logger.ts", why: "the gate is pure: it imports src/protocol and src/lib only" },
   { from: "src/gate", to: "src/clock.ts", why: "the gate is pure: time is passed in as `now`" },
 ];
@@ -309,14 +308,15 @@ describe("one-way layers", () => {
   });
 
   it("the gate and the HTTP kit are reached only through their index, and a face never imports another face", () => {
-    const probe = "src/langgraph-api/probe.ts";
+    const probe = "src/faces/langgraph/probe.ts";
     const g: Graph = new Map([
-      [probe, importsOf(probe, ['import { checkVersions } from "../gate/rules/versions.js";', 'import { parseBody } from "../http/parse-body.js";', 'import { resumeBody } from "../server/schemas.js";', 'import { bindResume } from "../gate/index.js";'].join("\n"))],
+      [probe, importsOf(probe, ['import { checkVersions } from "../../gate/rules/versions.js";', 'import { parseBody } from "../../http/parse-body.js";', 'import { resumeBody } from "../api/schemas.js";', 'import { bindResume } from "../../gate/index.js";'].join("\n"))],
     ]);
     expect(forbiddenArrows(g).map((b) => [b.to, b.rule])).toEqual([
       ["src/gate/rules/versions.ts", "src/gate is reached only through src/gate/index.ts"],
       ["src/http/parse-body.ts", "src/http is reached only through src/http/index.ts"],
-      ["src/server/schemas.ts", "src/langgraph-api must not import src/server: a face never imports another face: what both need lives in src/http or src/gate"],
+      // a face never imports another face: what both need lives in src/http, src/gate or src/runs
+      ["src/faces/api/schemas.ts", "src/faces/langgraph (rank 8.5) must not import src/faces/api (rank 8.5)"],
     ]);
   });
 

@@ -6,7 +6,7 @@
  * the decision. Email: the approver posts the decide link of the mail the server sent them. Both
  * read what they show (calls and versions) from what the server sent, never from the model.
  */
-import { APPROVE_ACTION, REJECT_ACTION, REJECT_VIEW } from "../../../src/channels/slack/index.js";
+import { APPROVE_ACTION, REJECT_ACTION, REJECT_VIEW } from "../../../src/faces/slack/index.js";
 import { click, type SlackCall } from "../../fixtures/slack/slack-stand-in.js";
 import { within } from "../within.js";
 import { type ChannelAction, channelBind, linkRefusal } from "./channel-model.js";
