@@ -1,4 +1,5 @@
-export { createSecretScrubber, SCRUBBED } from "./secret-scrubber.js";
+export { SCRUBBED } from "./secret-matcher.js";
+export { createSecretScrubber } from "./secret-scrubber.js";
 export type { SecretScrubber } from "./secret-scrubber.js";
 export { scrubbingLogger } from "./scrubbing-logger.js";
 export { Redactor } from "./redactor.js";

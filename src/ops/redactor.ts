@@ -1,10 +1,7 @@
-import type { EventBody, InterruptPayload, ThreadMessage } from "../protocol/index.js";
+import { EDITED_PREFIX, type EventBody, type InterruptPayload, type ThreadMessage } from "../protocol/index.js";
 import type { ToolRegistry } from "../tools/index.js";
 import type { SecretScrubber } from "./secret-scrubber.js";
 import type { TokenFilter } from "./token-filter.js";
-
-/** How the model's copy of an edited call's result starts (see `graphs/tool-messages.ts`). */
-const EDITED_PREFIX = "Approved with edits:";
 
 /**
  * The one exit for what people and logs may see of a run: every event on its way into the run's

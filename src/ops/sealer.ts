@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
-import { AppError } from "../protocol/index.js";
+import { sealingRefusals } from "../protocol/index.js";
 
 /**
  * Seals values the database must not hold in clear (an edit's sensitive arguments, kept while a
@@ -39,9 +39,9 @@ export function keySealer(key: Buffer): Sealer {
 export const NO_SEALER: Sealer = {
   available: false,
   seal() {
-    throw new AppError("unsupported", "Editing a sensitive argument of a call decided call by call needs SEALING_KEY on every replica");
+    throw sealingRefusals.noKeyToSeal();
   },
   open() {
-    throw new AppError("unsupported", "A sealed edit cannot be opened without SEALING_KEY");
+    throw sealingRefusals.noKeyToOpen();
   },
 };

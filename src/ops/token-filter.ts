@@ -1,4 +1,4 @@
-import type { SecretMatcher } from "./secret-scrubber.js";
+import type { SecretMatcher } from "./secret-matcher.js";
 
 /**
  * Scrubs configured secrets from a run's streamed text, one token at a time. A secret can arrive
@@ -49,12 +49,12 @@ export function createTokenFilter(matcher: SecretMatcher | undefined): TokenFilt
     cut = Math.max(cut, before.length);
     upTo = shown;
     while (upTo < kept.length && pos[upTo]! < cut) upTo++;
-    const out = matcher.render(
-      text.slice(before.length, cut),
-      pos.slice(shown, upTo).map((p) => p - before.length),
-      masked.subarray(shown, upTo),
-      { count: upTo - shown, open },
-    );
+    const out = matcher.render(text.slice(before.length, cut), {
+      pos: pos.slice(shown, upTo).map((p) => p - before.length),
+      masked: masked.subarray(shown, upTo),
+      count: upTo - shown,
+      open,
+    });
     if (upTo > shown) open = masked[upTo - 1] === 1;
     held = text.slice(cut);
     const first = Math.max(0, upTo - (matcher.longest - 1));

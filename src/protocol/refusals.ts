@@ -131,3 +131,9 @@ export const refusals = {
     new AppError("rate_limited", `More than ${perMinute} runs a minute; try again in ${waitSeconds} s`, { retryAfterSeconds: waitSeconds }),
   storageUnavailable: () => new AppError("storage_unavailable", "The database is unavailable (locked, full or failing); nothing was applied, try again"),
 } as const;
+
+/** Sealed edits with no `SEALING_KEY` (see src/ops/sealer.ts): nothing is sealed, so nothing needing it is stored in clear. */
+export const sealingRefusals = {
+  noKeyToSeal: () => new AppError("unsupported", "Editing a sensitive argument of a call decided call by call needs SEALING_KEY on every replica"),
+  noKeyToOpen: () => new AppError("unsupported", "A sealed edit cannot be opened without SEALING_KEY"),
+} as const;

@@ -35,7 +35,6 @@ const STILL_WORDING_REFUSALS = new Set([
   "src/faces/langgraph/runs/run-start.ts",
   "src/faces/langgraph/runs/runs-routes.ts",
   "src/faces/langgraph/runs/threads-routes.ts",
-  "src/ops/sealer.ts",
   "src/faces/api/app.ts",
   "src/faces/api/edge-guard.ts",
   "src/faces/api/metrics-routes.ts",
@@ -47,7 +46,6 @@ const STILL_WORDING_REFUSALS = new Set([
 const STILL_WORDING_OUTCOMES = new Set([
   "src/graph/kit/call-tool-node.ts", // closingOutcomes.argsDiffer(), closingOutcomes.editRefused(why)
   "src/ledger/execution-ledger.ts", // closingOutcomes.notHolder(), closingOutcomes.reusedCallId()
-  "src/ops/redactor.ts", // EDITED_PREFIX
 ]);
 
 /** What the model reads about a call that ended without running as asked: the words that give it away. */
