@@ -1,5 +1,7 @@
+import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { storedTextByTable } from "../helpers/stored-text.js";
+import { within } from "../helpers/within.js";
 import { type Stack, startStack, threadId, toolMessagesSeen, parseSse, expectNoneOf } from "./support.js";
 
 // Secrets never leave the process, even when an upstream error echoes them: the model API key
@@ -236,5 +238,94 @@ describe("secrets are scrubbed", () => {
     // The configured key is cut even from the call's arguments. The upstream's bearer, configured
     // nowhere, stays there: those are the model's own words, which an approval is bound to.
     expectNoneStored([KEY, ALICE]);
+  });
+});
+
+describe("a secret split across two streamed tokens, read through LangGraph's API", () => {
+  // The model repeats the key's last 22 characters, cut in the middle: 11 in one token, 11 in the
+  // next. Neither token holds 12 characters of it; together they hold eleven runs of 12.
+  const PREFIX = "It ends in ";
+  const TEXT = `${PREFIX}${KEY.slice(2)}, noted.`;
+  const splitAt = [PREFIX.length + 11];
+  const SHOWN = `${PREFIX}***, noted.`;
+  const lg = () => new Client({ apiUrl: `${s.server.url}/langgraph`, apiKey: ALICE, callerOptions: { maxRetries: 0 } });
+
+  it("runs.stream with messages-tuple: the chunks' contents hold no 12-character run of the key, and read as the text with it masked", async () => {
+    const id = threadId("secret-tuple");
+    s.model.push({ text: TEXT, splitAt });
+    const client = lg();
+    await client.threads.create({ threadId: id });
+    const read = async (stream: AsyncIterable<{ id?: string; event: string; data: unknown }>) => {
+      const parts: Array<{ id?: string; event: string; data: unknown }> = [];
+      await within(
+        (async () => {
+          for await (const p of stream) parts.push(p);
+        })(),
+        { ms: 15_000, failure: "the run's stream did not end" },
+      );
+      return parts;
+    };
+    let runId = "";
+    const live = await read(
+      client.runs.stream(id, "agent", { input: { messages: [{ type: "human", content: "what was the key?" }] }, streamMode: "messages-tuple", onRunCreated: (r) => void (runId = r.run_id) }),
+    );
+    const ai = live.filter((p) => p.event === "messages").map((p) => (p.data as [{ type: string; content: string }, unknown])[0]).filter((m) => m.type === "ai");
+    expect(ai.length, "the text came in more than one chunk").toBeGreaterThan(1);
+    const text = ai.map((m) => m.content).join("");
+    expect(text).toBe(SHOWN);
+    expectNoRun("the chunks' text, joined", text);
+    expectNoRun("the run's stream", JSON.stringify(live));
+    // Rejoined after the run ended: the same chunks under the same ids, read from the stored log.
+    const replayed = await read(client.runs.joinStream(id, runId, { streamMode: "messages-tuple" }));
+    const framed = (parts: typeof live) => parts.filter((p) => p.id !== undefined).map((p) => [p.id, p.event, p.data]);
+    expect(framed(replayed)).toEqual(framed(live));
+  });
+
+  it("the thread-centric stream: the message deltas hold no 12-character run of the key, and read as the text with it masked", async () => {
+    type Event = { seq: number; method: string; params: { data: any } };
+    const id = threadId("secret-thread-stream");
+    s.model.push({ text: TEXT, splitAt });
+    const thread = lg().threads.stream(id, { assistantId: "agent" });
+    const events: Event[] = [];
+    try {
+      // Subscribed before the run starts: its tokens are read live, as they are streamed.
+      const sub = await thread.subscribe({ channels: ["messages", "lifecycle"] });
+      await thread.run.start({ input: { messages: [{ type: "human", content: "what was the key?" }] } });
+      await within(
+        (async () => {
+          for await (const e of sub as AsyncIterable<Event>) {
+            events.push(e);
+            if (e.method === "lifecycle" && e.params.data.event === "completed") return;
+          }
+        })(),
+        { ms: 15_000, failure: "the thread's stream did not see the run complete" },
+      );
+    } finally {
+      await thread.close();
+    }
+    const deltas = events.filter((e) => e.method === "messages" && e.params.data.event === "content-block-delta").map((e) => String(e.params.data.delta?.text ?? ""));
+    expect(deltas.length, "the text came in more than one delta").toBeGreaterThan(1);
+    expect(deltas.join("")).toBe(SHOWN);
+    expectNoRun("the deltas' text, joined", deltas.join(""));
+    expectNoRun("the thread's stream", JSON.stringify(events));
+    // Replayed from the durable log: the same events under the same seqs.
+    const again = lg().threads.stream(id, { assistantId: "agent" });
+    const replayed: Event[] = [];
+    try {
+      const sub = await again.subscribe({ channels: ["messages", "lifecycle"], since: 0 });
+      await within(
+        (async () => {
+          for await (const e of sub as AsyncIterable<Event>) {
+            replayed.push(e);
+            if (e.method === "lifecycle" && e.params.data.event === "completed") return;
+          }
+        })(),
+        { ms: 15_000, failure: "the thread's replay did not reach the run's end" },
+      );
+    } finally {
+      await again.close();
+    }
+    const shape = (list: Event[]) => list.map((e) => [e.seq, e.method, e.params.data]);
+    expect(shape(replayed)).toEqual(shape(events));
   });
 });

@@ -9,8 +9,11 @@ import { setTimeout as sleep } from "node:timers/promises";
 
 /** One scripted model answer. */
 export type Turn =
-  /** Streamed as content deltas: `chunkSize`-char pieces, or word by word by default. */
-  | { text: string; chunkSize?: number }
+  /**
+   * Streamed as content deltas: `chunkSize`-char pieces, or word by word by default; `splitAt`:
+   * cut exactly at these offsets into `text` instead (a test that decides where a token ends).
+   */
+  | { text: string; chunkSize?: number; splitAt?: number[] }
   /**
    * Tool calls (after optional text). A string `args` is sent raw, e.g. to test broken JSON.
    * `noIndex` leaves `index` out of the deltas, as some servers do: LangChain, merging by index
@@ -289,7 +292,7 @@ async function streamTurn(ctx: Ctx, turn: Exclude<Turn, { status: number }>, cal
     ...envelope(ctx, "chat.completion.chunk"),
     choices: [{ index: 0, delta, logprobs: null, finish_reason }],
   });
-  const pieces = turn.text ? splitText(turn.text, "chunkSize" in turn ? turn.chunkSize : undefined) : [];
+  const pieces = !turn.text ? [] : "splitAt" in turn && turn.splitAt ? splitAt(turn.text, turn.splitAt) : splitText(turn.text, "chunkSize" in turn ? turn.chunkSize : undefined);
   // Like OpenAI: the first chunk names the role; LangChain takes the message type from it.
   const frames: object[] = [chunk({ role: "assistant", content: "" }), ...pieces.map((p) => chunk({ content: p }))];
   const noIndex = "noIndex" in turn && turn.noIndex === true;
@@ -370,6 +373,12 @@ function usage(ctx: Ctx, completion_tokens: number) {
 function splitText(text: string, chunkSize?: number): string[] {
   if (chunkSize && chunkSize > 0) return text.match(new RegExp(`[\\s\\S]{1,${Math.floor(chunkSize)}}`, "g")) ?? [];
   return text.match(/\s*\S+\s*|\s+/g) ?? []; // word by word, whitespace kept so pieces concat back
+}
+
+/** `text` cut at each of `offsets` (in order), nothing left out. */
+function splitAt(text: string, offsets: number[]): string[] {
+  const bounds = [0, ...offsets, text.length];
+  return bounds.slice(1).map((end, i) => text.slice(bounds[i], end)).filter((p) => p.length > 0);
 }
 
 function splitEven(s: string, parts: number): string[] {
