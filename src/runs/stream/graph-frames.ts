@@ -5,7 +5,11 @@ import { toLangGraphMessage } from "../../protocol/index.js";
 import type { Redactor } from "../../ops/index.js";
 import { toWire } from "./wire-message.js";
 
-/** The graph's own stream modes a LangGraph API client may ask for, beside what the seven events carry. */
+/**
+ * The graph's own stream modes a LangGraph API client may ask for, beside what the seven events
+ * carry. Its messages are not among them: a client's message chunks are the run's `token` events,
+ * which the run's token filter scrubs across tokens (see `RunLog`); a frame is scrubbed alone.
+ */
 export const FRAME_MODES = ["updates", "custom", "debug", "tasks"] as const;
 export type FrameMode = (typeof FRAME_MODES)[number];
 
