@@ -1,5 +1,5 @@
 export { RunService } from "./run-service.js";
-export type { CancelResult } from "./run-service.js";
+export type { CancelResult } from "./finish/run-cancel.js";
 export { storageFaultError } from "./finish/storage-errors.js";
 export { interruptPayload } from "./decide/interrupt-payload.js";
 export { createRunContext } from "./run-machinery.js";
