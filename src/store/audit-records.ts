@@ -1,6 +1,6 @@
 import { createHmac } from "node:crypto";
 import type { AuditDecision, ToolStatus } from "../protocol/index.js";
-import { canonicalJson } from "../tools/args-hash.js";
+import { canonicalJson } from "../gate/index.js";
 import type { AuditRecord, AuditTrailEntry, InterruptCall, InterruptRecord } from "./types.js";
 
 /** An audit row joined with the ledger row of the execution it approved, as both databases read it. */
