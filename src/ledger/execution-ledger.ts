@@ -1,4 +1,4 @@
-import type { ToolOutcome } from "../tools/index.js";
+import { closingOutcomes, type ToolOutcome } from "../protocol/index.js";
 
 /*
  * The execution ledger's contract, below both its users: the graph claims approved calls through
@@ -27,10 +27,10 @@ export interface LedgerEntry {
 }
 
 /** What a call claimed by a run that no longer holds its thread gets: it did not run. */
-export const NOT_HOLDER: ToolOutcome = { status: "error", error: "not executed: this run no longer holds its thread" };
+export const NOT_HOLDER: ToolOutcome = closingOutcomes.notHolder();
 
 /** A key already claimed for other arguments is never a licence to skip (or repeat) a call. */
-export const REUSED_CALL_ID: ToolOutcome = { status: "error", error: "call id already used for other arguments; not executed" };
+export const REUSED_CALL_ID: ToolOutcome = closingOutcomes.reusedCallId();
 
 /**
  * The execution ledger, keyed by `thread_id:call_id`. `claim` must be atomic and durable before

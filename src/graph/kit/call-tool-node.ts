@@ -69,7 +69,7 @@ export function createCallToolNode(registry: ToolRegistry, ledger: ExecutionLedg
       const edit = applyEdit(registry, call, d!.edited_args);
       // An edit the gate cannot apply is not a licence to run the original: fail closed.
       if ("error" in edit) {
-        messages.push(outcomeMessage(call, { status: "error", error: `${edit.error}; not executed` }));
+        messages.push(outcomeMessage(call, closingOutcomes.editRefused(edit.error)));
         continue;
       }
       const tool = registry.get(call.name)!;
@@ -129,7 +129,7 @@ function refusalFor(call: ToolCall, d: GateDecision | undefined): ToolOutcome | 
   if (!d) return closingOutcomes.rejected(NO_DECISION);
   if (!d.approved) return closingOutcomes.rejected(d.reason ?? DEFAULT_REASON);
   if (d.args_hash !== undefined && d.args_hash !== hashArgs(call.args)) {
-    return { status: "error", error: "arguments differ from the approved call; not executed" };
+    return closingOutcomes.argsDiffer();
   }
   return undefined;
 }
