@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Logger } from "../logger.js";
-import { AppError } from "../protocol/index.js";
+import { refusals } from "../protocol/index.js";
 import { createJwtVerifier, type JwtSettings, type VerifyToken } from "./jwt-verifier.js";
 import { ANONYMOUS, type Principal } from "./principal.js";
 
@@ -35,11 +35,11 @@ export function createAuthenticator(s: AuthSettings, log: Logger): Authenticator
     async authenticate(authorization) {
       if (!enabled) return ANONYMOUS;
       const token = BEARER.exec(authorization ?? "")?.[1];
-      if (!token) throw new AppError("unauthorized", "A bearer token is required (Authorization: Bearer <token>)");
+      if (!token) throw refusals.bearerRequired();
       const known = tokens.get(digest(token));
       if (known) return known;
       if (verifyJwt && JWT_SHAPE.test(token)) return verifyJwt(token);
-      throw new AppError("unauthorized", "Unknown bearer token");
+      throw refusals.unknownToken();
     },
   };
 }

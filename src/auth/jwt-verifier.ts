@@ -1,6 +1,6 @@
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from "jose";
 import type { Logger } from "../logger.js";
-import { AppError } from "../protocol/errors.js";
+import { type AppError, refusals } from "../protocol/index.js";
 import { ANONYMOUS, type Principal, ROLES } from "./principal.js";
 
 /** How JWTs are checked (auth on, token not a static one). */
@@ -29,9 +29,6 @@ const ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256
 const CLOCK_TOLERANCE_S = 5;
 /** A JWKS outage fails every request; one log line per this interval is enough to notice it. */
 const WARN_INTERVAL_MS = 30_000;
-
-const NOT_VALID = "Token is not valid";
-const KEYS_UNREACHABLE = "Could not verify the token: the identity provider's keys are unreachable";
 
 /**
  * Key lookup failures that are the token's fault (its `kid` is not in the set, or it names none and
@@ -86,33 +83,33 @@ export function createJwtVerifier(settings: JwtSettings, log: Logger): VerifyTok
     } catch (err) {
       if (err instanceof KeysUnavailable) {
         if (mayWarnUnreachable()) log.warn("JWKS could not be fetched; JWTs are refused until it can", { jwks_url: settings.jwksUrl, reason: err.message });
-        throw new AppError("unauthorized", KEYS_UNREACHABLE);
+        throw refusals.keysUnreachable();
       }
-      const message = messageFor(err);
+      const refused = refusalFor(err);
       // Not a plain bad token: likely an unusable key in the set (e.g. RSA under 2048 bits), which an operator must fix.
-      if (message === undefined && mayWarnUnexpected()) log.warn("JWT verification failed unexpectedly", { jwks_url: settings.jwksUrl, reason: describe(err) });
-      throw new AppError("unauthorized", message ?? NOT_VALID);
+      if (refused === undefined && mayWarnUnexpected()) log.warn("JWT verification failed unexpectedly", { jwks_url: settings.jwksUrl, reason: describe(err) });
+      throw refused ?? refusals.tokenNotValid();
     }
-    if (typeof payload.sub !== "string" || payload.sub === "") throw new AppError("unauthorized", "Token has no subject");
+    if (typeof payload.sub !== "string" || payload.sub === "") throw refusals.tokenNoSubject();
     // `anonymous` owns what was made with auth off; a token must not become that owner.
-    if (payload.sub === ANONYMOUS.sub) throw new AppError("unauthorized", "Token subject 'anonymous' is reserved");
+    if (payload.sub === ANONYMOUS.sub) throw refusals.tokenAnonymous();
     return { sub: payload.sub, roles: rolesFrom(claimAt(payload, settings.rolesClaim), settings.roles ?? ROLES) };
   };
 }
 
-/** The client-safe message for a jose error, or undefined when the error is not one a bad token explains. */
-function messageFor(err: unknown): string | undefined {
+/** The client-safe refusal for a jose error, or undefined when the error is not one a bad token explains. */
+function refusalFor(err: unknown): AppError | undefined {
   if (!(err instanceof errors.JOSEError)) return undefined;
-  if (err.code === "ERR_JWT_EXPIRED") return "Token expired";
+  if (err.code === "ERR_JWT_EXPIRED") return refusals.tokenExpired();
   if (err.code === "ERR_JWT_CLAIM_VALIDATION_FAILED") {
     const { claim } = err as errors.JWTClaimValidationFailed;
-    if (claim === "iss") return "Token issuer is not accepted";
-    if (claim === "aud") return "Token audience is not accepted";
-    if (claim === "nbf") return "Token is not yet valid";
-    if (claim === "exp") return "Token has no expiry";
-    return NOT_VALID;
+    if (claim === "iss") return refusals.tokenIssuer();
+    if (claim === "aud") return refusals.tokenAudience();
+    if (claim === "nbf") return refusals.tokenNotYetValid();
+    if (claim === "exp") return refusals.tokenNeverExpires();
+    return refusals.tokenNotValid();
   }
-  return TOKEN_ERRORS.has(err.code) ? NOT_VALID : undefined;
+  return TOKEN_ERRORS.has(err.code) ? refusals.tokenNotValid() : undefined;
 }
 
 /**

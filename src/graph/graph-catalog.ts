@@ -1,4 +1,4 @@
-import { AppError } from "../protocol/index.js";
+import { refusals } from "../protocol/index.js";
 import type { ServedGraph } from "./served-graph.js";
 
 /** The graph served when a request names none and `agent` is among them. */
@@ -31,11 +31,11 @@ export class GraphCatalog {
   pick(requested: string | undefined): ServedGraph {
     if (requested !== undefined) {
       const g = this.byId.get(requested);
-      if (!g) throw new AppError("invalid_request", `Unknown graph_id '${requested.slice(0, 64)}'; GET /graphs lists the graphs served here`);
+      if (!g) throw refusals.unknownGraph(requested);
       return g;
     }
     const fallback = this.fallback();
-    if (!fallback) throw new AppError("invalid_request", "This server serves several graphs: name one with graph_id (GET /graphs lists them)");
+    if (!fallback) throw refusals.nameAGraph();
     return fallback;
   }
 
@@ -47,11 +47,9 @@ export class GraphCatalog {
   /** The graph of an existing thread; `requested`, when given, must be it. */
   forThread(graphId: string, requested?: string): ServedGraph {
     if (requested !== undefined) this.pick(requested); // an unknown id is a bad request first
-    if (requested !== undefined && requested !== graphId) {
-      throw new AppError("graph_mismatch", `This thread runs graph '${graphId}'; a thread keeps its graph for life`);
-    }
+    if (requested !== undefined && requested !== graphId) throw refusals.graphMismatch(graphId);
     const g = this.byId.get(graphId);
-    if (!g) throw new AppError("graph_mismatch", `This thread's graph '${graphId}' is not served here`);
+    if (!g) throw refusals.graphNotServed(graphId);
     return g;
   }
 }

@@ -4,6 +4,7 @@
  * its routes declare. The one door into HTTP helpers: no face imports another face's files.
  */
 export type { AppDeps } from "./app-deps.js";
+export { MAX_BODY_BYTES } from "./body-limit.js";
 export { BodyAborted, depthOver, MAX_JSON_DEPTH, parseBody } from "./parse-body.js";
 export { authenticate, principalOf } from "./principal-context.js";
 export { THREAD_ID, threadIdSchema, threadParam } from "./thread-param.js";

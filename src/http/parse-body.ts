@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import type { z } from "zod";
-import { AppError, formatIssues } from "../protocol/index.js";
+import { AppError, formatIssues, refusals } from "../protocol/index.js";
 
 /**
  * JSON nested deeper than this is refused before anything walks it (hashing, storing, logging):
@@ -29,16 +29,14 @@ export async function parseBody<T extends z.ZodType>(c: Context, schema: T, opti
     try {
       raw = JSON.parse(text);
     } catch {
-      throw new AppError("invalid_request", "Body is not valid JSON");
+      throw refusals.bodyNotJson();
     }
   } else if (!optional) {
-    throw new AppError("invalid_request", "A JSON body is required");
+    throw refusals.bodyRequired();
   }
-  if (depthOver(raw, MAX_JSON_DEPTH)) throw new AppError("invalid_request", `Body is nested deeper than ${MAX_JSON_DEPTH} levels`);
+  if (depthOver(raw, MAX_JSON_DEPTH)) throw refusals.bodyTooDeep(MAX_JSON_DEPTH);
   const parsed = schema.safeParse(raw);
-  if (!parsed.success) {
-    throw new AppError("invalid_request", formatIssues(parsed.error.issues, { max: 3, clip: ECHO_CHARS }));
-  }
+  if (!parsed.success) throw refusals.badBody(formatIssues(parsed.error.issues, { max: 3, clip: ECHO_CHARS }));
   return parsed.data;
 }
 

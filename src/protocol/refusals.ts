@@ -6,6 +6,9 @@ import { AppError, threadNotFound } from "./errors.js";
  * test holds src/ to it).
  */
 
+/** What a thread id may be, in words: the path's and every body's that names one. */
+export const THREAD_ID_RULE = "thread_id must match [A-Za-z0-9_-]{1,128}";
+
 /** Ids from a request are echoed at most this long. */
 export const clip = (s: string): string => (s.length > 200 ? `${s.slice(0, 200)}…` : s);
 
@@ -123,6 +126,81 @@ export const refusals = {
   forkAtOpenCalls: () => new AppError("unsupported", "The graph waited on tool calls at this checkpoint: a run cannot start from there"),
   forkBeforeApprovals: () =>
     new AppError("unsupported", "Runs can start only from a checkpoint that holds every call approved on this thread; this one is older than one of them"),
+
+  // Graphs and assistants: which graph a request runs on.
+  unknownGraph: (graphId: string) => new AppError("invalid_request", `Unknown graph_id '${echo(graphId)}'; GET /graphs lists the graphs served here`),
+  nameAGraph: () => new AppError("invalid_request", "This server serves several graphs: name one with graph_id (GET /graphs lists them)"),
+  graphMismatch: (graphId: string) => new AppError("graph_mismatch", `This thread runs graph '${graphId}'; a thread keeps its graph for life`),
+  graphNotServed: (graphId: string) => new AppError("graph_mismatch", `This thread's graph '${graphId}' is not served here`),
+  noAssistant: (assistantId: string) => new AppError("not_found", `No assistant '${echo(assistantId)}'`),
+
+  // LangGraph's run requests: what could open the gate around it, and what this server does not do.
+  stateUpdateRefused: () => new AppError("invalid_request", "command.update is refused: state is written only by the graph"),
+  gotoRefused: () => new AppError("invalid_request", "command.goto is refused: a run cannot jump past the gate"),
+  breakpointsRefused: () => new AppError("invalid_request", "interrupt_before and interrupt_after are the server's: the gate decides where a run stops"),
+  /** `field` is the strategy's name as the face spells it (`multitask_strategy`, `multitaskStrategy`). */
+  onlyRejectStrategy: (field: string) => new AppError("unsupported", `Only ${field} 'reject' is supported: one run at a time per thread`),
+  runNeedsInput: () => new AppError("invalid_request", "input.messages with one user message, or command.resume, is required"),
+  inputNotObject: () => new AppError("invalid_request", "input must be an object with messages"),
+  inputOnlyMessages: (keys: readonly string[]) => new AppError("invalid_request", `input may carry only messages (got ${keys.slice(0, 3).join(", ")})`),
+  inputCarriesTools: () => new AppError("invalid_request", "input cannot carry tool calls or tool results: only the graph calls tools, through the gate"),
+  inputOnlyUser: () => new AppError("invalid_request", "input.messages may hold only a user message"),
+  inputOneMessage: () => new AppError("invalid_request", "input.messages must hold exactly one user message"),
+  emptyMessage: () => new AppError("invalid_request", "The user message is empty"),
+  messageTooLong: () => new AppError("invalid_request", "The user message is longer than 32 KiB"),
+  textOnly: () => new AppError("invalid_request", "Only text content is supported in a user message"),
+  messageNeedsContent: () => new AppError("invalid_request", "A user message needs content"),
+  checkpointIdNotString: () => new AppError("invalid_request", "checkpoint_id must be a string"),
+  checkpointIdLength: () => new AppError("invalid_request", "checkpoint_id must be 1 to 200 characters"),
+  badStreamMode: (modes: readonly string[]) => new AppError("invalid_request", `stream_mode must be among ${modes.join(", ")}`),
+  resumeAtHead: () => new AppError("unsupported", "A resume goes on from the thread's head: it cannot name an earlier checkpoint"),
+  threadsNotDeleted: () => new AppError("unsupported", "Threads are not deleted here: their audit trail is kept"),
+  stateLocked: () => new AppError("state_locked", "State is written only by the graph: a state write could open the gate around it"),
+  // The thread-centric protocol's commands and sockets.
+  resumeByRespond: () => new AppError("awaiting_approval", "A waiting thread is resumed only by input.respond"),
+  /** A command other than `input.respond` whose resume decided single calls of a quorum interrupt. */
+  notADecision: (command: string) => new AppError("invalid_request", `${command} cannot decide an approval: use input.respond`),
+  upgradeOnly: () => new AppError("invalid_request", "GET …/stream/events is a WebSocket upgrade; for SSE, POST it"),
+  tooManySubscriptions: (max: number) => new AppError("limit_exceeded", `A socket holds at most ${max} subscriptions: unsubscribe one first`),
+
+  // Who is asking: credentials, and the metrics that need a role.
+  bearerRequired: () => new AppError("unauthorized", "A bearer token is required (Authorization: Bearer <token>)"),
+  unknownToken: () => new AppError("unauthorized", "Unknown bearer token"),
+  tokenNotValid: () => new AppError("unauthorized", "Token is not valid"),
+  tokenExpired: () => new AppError("unauthorized", "Token expired"),
+  tokenNotYetValid: () => new AppError("unauthorized", "Token is not yet valid"),
+  tokenNeverExpires: () => new AppError("unauthorized", "Token has no expiry"),
+  tokenIssuer: () => new AppError("unauthorized", "Token issuer is not accepted"),
+  tokenAudience: () => new AppError("unauthorized", "Token audience is not accepted"),
+  tokenNoSubject: () => new AppError("unauthorized", "Token has no subject"),
+  tokenAnonymous: () => new AppError("unauthorized", "Token subject 'anonymous' is reserved"),
+  keysUnreachable: () => new AppError("unauthorized", "Could not verify the token: the identity provider's keys are unreachable"),
+  slackSignature: () => new AppError("unauthorized", "Slack signature is missing, wrong or stale"),
+  metricsNeedRole: () => new AppError("forbidden", "Reading /metrics needs the role 'metrics' (or 'admin')"),
+  /** An Approve click on an interrupt too long for a Slack message: the page shows every call whole. */
+  notShownWhole: () => new AppError("forbidden", "This request is too long to show whole in Slack, so it can be approved only on the page, where every call is shown whole"),
+
+  // The request at the edge: its host, origin, media type, body, path and query.
+  wrongHost: () => new AppError("invalid_host", "This server does not answer for that Host"),
+  crossSite: () => new AppError("forbidden_origin", "Cross-site requests from this origin are not allowed"),
+  notJson: () => new AppError("unsupported_media_type", "A POST body must be application/json"),
+  bodyTooLarge: () => new AppError("invalid_request", "Request body is too large"),
+  /** The client went away mid-upload: nobody reads it, but the answer is still a well-formed one. */
+  bodyUnreadable: () => new AppError("invalid_request", "The request body could not be read"),
+  bodyNotJson: () => new AppError("invalid_request", "Body is not valid JSON"),
+  bodyRequired: () => new AppError("invalid_request", "A JSON body is required"),
+  bodyTooDeep: (levels: number) => new AppError("invalid_request", `Body is nested deeper than ${levels} levels`),
+  /** A body that does not fit its route's schema: `detail` says where. */
+  badBody: (detail: string) => new AppError("invalid_request", detail),
+  badThreadId: () => new AppError("invalid_request", THREAD_ID_RULE),
+  badThreadsPage: () => new AppError("invalid_request", "limit must be an integer from 1 to 200; cursor as given by the last page"),
+  badRunsPage: (min: number, max: number) => new AppError("invalid_request", `limit and offset must be integers from ${min} to ${max}`),
+  badHistoryQuery: () => new AppError("invalid_request", "limit must be an integer from 1 to 1000, before a checkpoint id"),
+  noSuchEndpoint: () => new AppError("not_found", "No such endpoint"),
+  noSuchFile: () => new AppError("not_found", "No such file"),
+  pageNotBuilt: () => new AppError("not_found", "The web page is not built: run `npm run build:web` (npm start does it)"),
+  /** What a client reads of a failure that is not one of the contract's: nothing of its cause. */
+  internal: () => new AppError("internal_error", "Internal server error"),
 
   // The server's state: nothing was applied, a retry is safe.
   shuttingDown: () => new AppError("shutting_down", "The server is shutting down; try again shortly"),

@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { AppError, ERROR_STATUS, type ErrorBody } from "../../protocol/index.js";
-import { type AppDeps, authenticate, BodyAborted, loggedPath } from "../../http/index.js";
+import { AppError, ERROR_STATUS, type ErrorBody, refusals } from "../../protocol/index.js";
+import { type AppDeps, authenticate, BodyAborted, loggedPath, MAX_BODY_BYTES } from "../../http/index.js";
 import { hostGuard, jsonBodies, originGuard } from "./edge-guard.js";
 import { graphsRoutes } from "./graphs-routes.js";
 import { identityRoutes } from "./identity-routes.js";
@@ -45,9 +45,9 @@ export function createApp(deps: AppDeps): Hono {
   app.use(jsonBodies(deps.edge.corsOrigins));
   app.use(
     bodyLimit({
-      maxSize: 256 * 1024,
+      maxSize: MAX_BODY_BYTES,
       onError: () => {
-        throw new AppError("invalid_request", "Request body is too large");
+        throw refusals.bodyTooLarge();
       },
     }),
   );
@@ -59,7 +59,7 @@ export function createApp(deps: AppDeps): Hono {
   app.route("/threads", runsRoutes(deps));
   if (deps.langgraph) app.route("/langgraph", deps.langgraph.api);
 
-  app.notFound((c) => c.json<ErrorBody>({ error: { code: "not_found", message: "No such endpoint" } }, 404));
+  app.notFound((c) => c.json<ErrorBody>(bodyOf(refusals.noSuchEndpoint()), 404));
 
   app.onError((err, c) => {
     // The client left mid-upload (a body read by the body limit, chunked, ends up here as a plain
@@ -67,7 +67,7 @@ export function createApp(deps: AppDeps): Hono {
     if (err instanceof BodyAborted || (!(err instanceof AppError) && c.req.raw.signal.aborted)) {
       // The client left mid-upload: nobody reads this answer; one line, no stack.
       deps.log.warn("request body aborted", { method: c.req.method, path: loggedPath(c.req.path), reason: (err as Error).message });
-      return c.json<ErrorBody>({ error: { code: "invalid_request", message: "The request body could not be read" } }, 400);
+      return c.json<ErrorBody>(bodyOf(refusals.bodyUnreadable()), 400);
     }
     const storage = storageFaultError(err);
     if (storage) {
@@ -83,8 +83,11 @@ export function createApp(deps: AppDeps): Hono {
       return c.json<ErrorBody>({ error: { code: err.code, message: deps.scrub(err.message), ...call } }, status);
     }
     deps.log.error("unhandled error", { method: c.req.method, path: loggedPath(c.req.path), err });
-    return c.json<ErrorBody>({ error: { code: "internal_error", message: "Internal server error" } }, 500);
+    return c.json<ErrorBody>(bodyOf(refusals.internal()), 500);
   });
 
   return app;
 }
+
+/** The JSON body of a refusal answered without `onError`'s scrubbing: its words are all the catalogue's. */
+const bodyOf = (e: AppError): ErrorBody => ({ error: { code: e.code, message: e.message } });

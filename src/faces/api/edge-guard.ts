@@ -1,7 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
-import { AppError } from "../../protocol/index.js";
+import { refusals } from "../../protocol/index.js";
 
 /** The host part of a `Host` header, lower-cased, without its port (`[::1]:8787` → `[::1]`). */
 export function hostOf(header: string | undefined): string | undefined {
@@ -27,7 +27,7 @@ export function hostGuard(allowedHosts: readonly string[]): MiddlewareHandler {
     const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
     const sent = incoming ? hostHeaders(incoming) : [new URL(c.req.url).host];
     const host = sent.length === 1 ? hostOf(sent[0]) : undefined; // none, or two: RFC 9112 says 400
-    if (!host || !allowed.has(host)) throw new AppError("invalid_host", "This server does not answer for that Host");
+    if (!host || !allowed.has(host)) throw refusals.wrongHost();
     await next();
   };
 }
@@ -53,7 +53,7 @@ export function originGuard(corsOrigins: readonly string[]): MiddlewareHandler[]
     if (origin !== undefined) {
       const host = c.req.header("host") ?? new URL(c.req.url).host;
       const own = origin === `http://${host}` || origin === `https://${host}`;
-      if (!own && !listed.has(origin)) throw new AppError("forbidden_origin", "Cross-site requests from this origin are not allowed");
+      if (!own && !listed.has(origin)) throw refusals.crossSite();
     }
     await next();
   };
@@ -107,9 +107,7 @@ export function jsonBodies(corsOrigins: readonly string[] = []): MiddlewareHandl
       const hasBody = (length !== undefined && length !== "0") || c.req.header("transfer-encoding") !== undefined;
       const type = c.req.header("content-type") ?? "";
       const studio = isLangGraphPath(c.req.path) && listed.has(c.req.header("origin") ?? "") && TEXT_TYPE.test(type);
-      if (hasBody && !JSON_TYPE.test(type) && !studio) {
-        throw new AppError("unsupported_media_type", "A POST body must be application/json");
-      }
+      if (hasBody && !JSON_TYPE.test(type) && !studio) throw refusals.notJson();
     }
     await next();
   };

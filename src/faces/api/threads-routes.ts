@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { AppError } from "../../protocol/index.js";
+import { refusals } from "../../protocol/index.js";
 import { type AppDeps, parseBody, principalOf, threadParam } from "../../http/index.js";
 import { createThreadBody, listThreadsQuery } from "./schemas.js";
 
@@ -14,7 +14,7 @@ export function threadsRoutes(deps: AppDeps): Hono {
 
   app.get("/", async (c) => {
     const q = listThreadsQuery.safeParse({ limit: c.req.query("limit"), cursor: c.req.query("cursor") });
-    if (!q.success) throw new AppError("invalid_request", "limit must be an integer from 1 to 200; cursor as given by the last page");
+    if (!q.success) throw refusals.badThreadsPage();
     return c.json(await deps.threads.list(principalOf(c), q.data.limit, q.data.cursor));
   });
 

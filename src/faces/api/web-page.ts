@@ -3,7 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Hono } from "hono";
-import { AppError } from "../../protocol/index.js";
+import { refusals } from "../../protocol/index.js";
 
 /**
  * Where `npm run build:web` writes the page (`npm start` and the tests build it first): dist/web,
@@ -60,12 +60,12 @@ export function webPageRoutes(dir: string = DEFAULT_WEB_DIR): Hono {
   };
   app.get("/", (c) => {
     const page = serve("index.html");
-    if (!page) throw new AppError("not_found", "The web page is not built: run `npm run build:web` (npm start does it)");
+    if (!page) throw refusals.pageNotBuilt();
     return page(c.req.header("if-none-match"));
   });
   app.get("/assets/:name", (c) => {
     const asset = serve(`assets/${c.req.param("name")}`);
-    if (!asset) throw new AppError("not_found", "No such file");
+    if (!asset) throw refusals.noSuchFile();
     return asset(c.req.header("if-none-match"));
   });
   return app;

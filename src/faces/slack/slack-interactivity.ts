@@ -7,7 +7,7 @@ import { AppError } from "../../protocol/index.js";
 import type { Logger } from "../../logger.js";
 import type { ThreadService } from "../../runs/index.js";
 import { type ChannelDecisionDeps, type ChannelOutcome, decideViaChannel } from "../../runs/decide/channel-decision.js";
-import { NOT_WHOLE_IN_SLACK, slackMayApprove } from "./slack-limits.js";
+import { slackMayApprove } from "./slack-limits.js";
 import { APPROVE_ACTION, type ButtonValue, REASON_BLOCK, REASON_INPUT, REJECT_ACTION, REJECT_VIEW } from "./slack-message.js";
 import { verifySlackSignature } from "./slack-signature.js";
 
@@ -49,7 +49,7 @@ export function slackInteractivity(deps: SlackInteractivityDeps): Hono {
     bodyLimit({
       maxSize: MAX_BODY,
       onError: () => {
-        throw new AppError("invalid_request", "Request body is too large");
+        throw refusals.bodyTooLarge();
       },
     }),
   );
@@ -65,7 +65,8 @@ export function slackInteractivity(deps: SlackInteractivityDeps): Hono {
     if (!ok) {
       deps.onForged?.();
       deps.log.warn("slack interactivity refused: bad or stale signature"); // never the body
-      return c.json({ error: { code: "unauthorized", message: "Slack signature is missing, wrong or stale" } }, 401);
+      const refused = refusals.slackSignature();
+      return c.json({ error: { code: refused.code, message: refused.message } }, 401);
     }
     const payload = parsePayload(raw);
     if (!payload?.user?.id) return c.body(null, 200);
@@ -105,8 +106,7 @@ async function decide(
   const userId = p.user!.id;
   const principal = deps.directory.bySlackUser(userId);
   if (!principal) {
-    const refused = refusals.unknownChannelUser();
-    return { ok: false, code: refused.code, message: refused.message };
+    return refusedWith(refusals.unknownChannelUser());
   }
   try {
     if (decision.approve) {
@@ -121,7 +121,7 @@ async function decide(
     return out;
   } catch (err) {
     deps.log.error("slack decision failed", { thread_id: value.t, interrupt_id: value.i, err });
-    return { ok: false, code: "internal_error", message: "Internal server error" };
+    return refusedWith(refusals.internal());
   }
 }
 
@@ -142,8 +142,11 @@ async function notApprovableInSlack(deps: SlackInteractivityDeps, o: { principal
   }
   const pending = view.pending;
   if (pending?.interrupt_id !== o.value.i) return undefined;
-  return slackMayApprove(interruptCard({ ...pending, requested_by: view.owner })) ? undefined : { ok: false, code: "forbidden", message: NOT_WHOLE_IN_SLACK };
+  return slackMayApprove(interruptCard({ ...pending, requested_by: view.owner })) ? undefined : refusedWith(refusals.notShownWhole());
 }
+
+/** A refusal of the catalogue as the channel's outcome: its code and its words. */
+const refusedWith = (e: AppError): Extract<ChannelOutcome, { ok: false }> => ({ ok: false, code: e.code, message: e.message });
 
 /** A refusal, told to the one who clicked: by the payload's `response_url`, else an ephemeral message. */
 async function tell(deps: SlackInteractivityDeps, p: SlackPayload, out: ChannelOutcome): Promise<void> {

@@ -16,6 +16,3 @@ export const SLACK_CARD_LIMITS: FaceLimits = { maxBlocks: SLACK_MAX_BLOCKS - FRA
  * what Slack could not show, whichever message it came from.
  */
 export const slackMayApprove = (card: InterruptCard): boolean => showsWhole(card, SLACK_CARD_LIMITS);
-
-/** The refusal of an Approve click on an interrupt too long for a Slack message. */
-export const NOT_WHOLE_IN_SLACK = "This request is too long to show whole in Slack, so it can be approved only on the page, where every call is shown whole";

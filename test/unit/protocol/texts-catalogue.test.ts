@@ -16,38 +16,6 @@ const OUTCOMES_FILE = "src/protocol/outcomes.ts";
 /** `AppError` and its one builder (`threadNotFound`, which the catalogue hands out) live here. */
 const ERRORS_FILE = "src/protocol/errors.ts";
 
-/**
- * Files that still word their own refusals, each until its owner moves the texts into the
- * catalogue. The test fails on an entry that no longer words any, so the list cannot go stale.
- */
-const STILL_WORDING_REFUSALS = new Set([
-  "src/auth/authenticator.ts",
-  "src/auth/jwt-verifier.ts",
-  "src/faces/slack/slack-interactivity.ts",
-  "src/graph/graph-catalog.ts",
-  "src/http/parse-body.ts",
-  "src/http/thread-param.ts",
-  "src/faces/langgraph/runs/assistant-id.ts",
-  "src/faces/langgraph/protocol/commands.ts",
-  "src/faces/langgraph/protocol/protocol-routes.ts",
-  "src/faces/langgraph/protocol/socket-session.ts",
-  "src/faces/langgraph/runs/run-request.ts",
-  "src/faces/langgraph/runs/run-start.ts",
-  "src/faces/langgraph/runs/runs-routes.ts",
-  "src/faces/langgraph/runs/threads-routes.ts",
-  "src/faces/api/app.ts",
-  "src/faces/api/edge-guard.ts",
-  "src/faces/api/metrics-routes.ts",
-  "src/faces/api/threads-routes.ts",
-  "src/faces/api/web-page.ts",
-]);
-
-/** Files that still word a text the model reads, as above: their catalogue entries are in outcomes.ts. */
-const STILL_WORDING_OUTCOMES = new Set([
-  "src/graph/kit/call-tool-node.ts", // closingOutcomes.argsDiffer(), closingOutcomes.editRefused(why)
-  "src/ledger/execution-ledger.ts", // closingOutcomes.notHolder(), closingOutcomes.reusedCallId()
-]);
-
 /** What the model reads about a call that ended without running as asked: the words that give it away. */
 const OUTCOME_WORDS = /not executed|^Rejected: |^Expired: |^Cancelled: |Approved with edits:|^outcome unknown$|^User denied$|^no decision$|^malformed tool call$/;
 
@@ -141,17 +109,8 @@ describe("one catalogue of refusal texts", () => {
   });
 
   it("no file outside the catalogue words a refusal (AppError with a text of its own)", () => {
-    const bad = files.filter((f) => f !== REFUSALS_FILE && f !== ERRORS_FILE && !STILL_WORDING_REFUSALS.has(f)).flatMap((f) => refusalsWordedIn(f));
+    const bad = files.filter((f) => f !== REFUSALS_FILE && f !== ERRORS_FILE).flatMap((f) => refusalsWordedIn(f));
     expect(bad).toEqual([]);
-  });
-
-  it("every file still listed as wording its own refusals still does (remove it once it uses the catalogue)", () => {
-    expect([...STILL_WORDING_REFUSALS].filter((f) => !fs.existsSync(path.join(REPO_ROOT, f)) || refusalsWordedIn(f).length === 0)).toEqual([]);
-  });
-
-  it("the gate, the run engine, the tools and the channels' decision files are not on that list", () => {
-    const mine = [...STILL_WORDING_REFUSALS].filter((f) => /^src\/(gate|runs|tools|protocol)\//.test(f) || f === "src/channels/channel-decision.ts" || f.startsWith("src/channels/email/"));
-    expect(mine).toEqual([]);
   });
 
   it("one message per situation: a refusal reads the same whichever face gives it", () => {
@@ -160,16 +119,22 @@ describe("one catalogue of refusal texts", () => {
     expect(refusals.threadNotFound("t1")).toMatchObject({ code: "thread_not_found", message: "Thread t1 not found" });
     expect(refusals.unknownCall("x".repeat(300)).message).toBe(`Call ${"x".repeat(200)}… is not pending in this interrupt`);
   });
+
+  it("a refusal two faces give is one builder: the body limit, a thread's graph, the one strategy served", () => {
+    expect(refusals.bodyTooLarge()).toMatchObject({ code: "invalid_request", message: "Request body is too large" });
+    expect(refusals.graphMismatch("agent")).toMatchObject({ code: "graph_mismatch", message: "This thread runs graph 'agent'; a thread keeps its graph for life" });
+    expect(refusals.onlyRejectStrategy("multitaskStrategy").message).toBe("Only multitaskStrategy 'reject' is supported: one run at a time per thread");
+    expect(refusals.notShownWhole()).toMatchObject({
+      code: "forbidden",
+      message: "This request is too long to show whole in Slack, so it can be approved only on the page, where every call is shown whole",
+    });
+  });
 });
 
 describe("one catalogue of outcome texts", () => {
   it("no file outside the catalogue words what the model reads of a call's end", () => {
-    const bad = files.filter((f) => f !== OUTCOMES_FILE && !STILL_WORDING_OUTCOMES.has(f)).flatMap((f) => outcomesWordedIn(f));
+    const bad = files.filter((f) => f !== OUTCOMES_FILE).flatMap((f) => outcomesWordedIn(f));
     expect(bad).toEqual([]);
-  });
-
-  it("every file still listed as wording outcome texts still does (remove it once it uses the catalogue)", () => {
-    expect([...STILL_WORDING_OUTCOMES].filter((f) => !fs.existsSync(path.join(REPO_ROOT, f)) || outcomesWordedIn(f).length === 0)).toEqual([]);
   });
 
   it("the contract's sentences, as the model reads them", () => {

@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { Principal } from "../../../auth/index.js";
 import type { AppDeps } from "../../../http/index.js";
 import type { CheckpointSummary } from "../../../graph/index.js";
-import { AppError, type ErrorCode } from "../../../protocol/index.js";
+import { AppError, type ErrorCode, refusals } from "../../../protocol/index.js";
 import type { FrameRequest } from "../../../runs/index.js";
 import { valuesOf } from "../runs/resources.js";
 import type { RunCreate } from "../runs/run-request.js";
@@ -118,7 +118,7 @@ async function runStart(ctx: CommandContext, params: Record<string, unknown>): P
   const config = isObject(params.config) ? params.config : {};
   const configurable = isObject(config.configurable) ? config.configurable : {};
   const strategy = params.multitask_strategy ?? params.multitaskStrategy;
-  if (strategy != null && strategy !== "reject") throw new AppError("unsupported", "Only multitaskStrategy 'reject' is supported: one run at a time per thread");
+  if (strategy != null && strategy !== "reject") throw refusals.onlyRejectStrategy("multitaskStrategy");
   const body: RunCreate = {
     assistant_id: String(params.assistant_id ?? ""),
     input: params.input,
@@ -127,11 +127,9 @@ async function runStart(ctx: CommandContext, params: Record<string, unknown>): P
     ...(configurable.checkpoint_id != null ? { checkpoint_id: configurable.checkpoint_id } : {}),
   };
   if (!body.assistant_id) throw new ProtocolRefusal("invalid_argument", "run.start requires an assistant_id");
-  if (isObject(params.input) && "resume" in params.input) {
-    throw new AppError("awaiting_approval", "A waiting thread is resumed only by input.respond");
-  }
+  if (isObject(params.input) && "resume" in params.input) throw refusals.resumeByRespond();
   const started = await startThreadRun(ctx, body);
-  if ("waitingOn" in started) throw new AppError("invalid_request", "run.start cannot decide an approval: use input.respond");
+  if ("waitingOn" in started) throw refusals.notADecision("run.start");
   return { run_id: started.run.runId };
 }
 
@@ -207,7 +205,7 @@ async function fork(ctx: CommandContext, params: Record<string, unknown>): Promi
   const row = await ctx.deps.threads.row(ctx.principal, ctx.threadId);
   const body: RunCreate = { assistant_id: row.graph_id, input: params.input, checkpoint_id: params.checkpoint_id };
   const started = await startThreadRun(ctx, body);
-  if ("waitingOn" in started) throw new AppError("invalid_request", "state.fork cannot decide an approval");
+  if ("waitingOn" in started) throw refusals.notADecision("state.fork");
   return { run_id: started.run.runId, thread_id: ctx.threadId };
 }
 

@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { type AppDeps, parseBody, principalOf, sseResponse, threadParam } from "../../../http/index.js";
-import { AppError } from "../../../protocol/index.js";
+import { refusals } from "../../../protocol/index.js";
 import { answerCommand, commandBody } from "./commands.js";
 import { SocketSession } from "./socket-session.js";
 import { SOCKET_ACCEPT, type SocketAccept } from "./socket-upgrade.js";
@@ -53,7 +53,7 @@ export function protocolRoutes(deps: AppDeps): Hono {
   // once this route has (the app's checks and authentication ran first).
   app.get("/:thread_id/stream/events", async (c) => {
     const accept = (c.env as Record<symbol, SocketAccept | undefined> | undefined)?.[SOCKET_ACCEPT];
-    if (!accept) throw new AppError("invalid_request", "GET …/stream/events is a WebSocket upgrade; for SSE, POST it");
+    if (!accept) throw refusals.upgradeOnly();
     const principal = principalOf(c);
     const threadId = threadParam(c);
     // As the SSE stream: accepted whether or not there is a thread the caller may see.

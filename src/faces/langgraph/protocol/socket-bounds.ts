@@ -1,3 +1,5 @@
+import { MAX_BODY_BYTES } from "../../../http/index.js";
+
 /**
  * What one WebSocket of the thread-centric protocol may cost the server, whoever is at the other
  * end: a message no larger than an HTTP body, no more unsent data than a reader that reads would
@@ -5,10 +7,11 @@
  */
 
 /**
- * The largest message a socket takes, in bytes: the HTTP body limit, so a command is bounded the
- * same on both paths. Larger is refused with 1009 before it is buffered (`ws`'s `maxPayload`).
+ * The largest message a socket takes, in bytes: the HTTP body limit itself, because the contract
+ * ties the two, so a command is bounded the same on both paths. Larger is refused with 1009
+ * before it is buffered (`ws`'s `maxPayload`).
  */
-export const MAX_SOCKET_MESSAGE_BYTES = 256 * 1024;
+export const MAX_SOCKET_MESSAGE_BYTES = MAX_BODY_BYTES;
 
 /**
  * Unsent bytes a socket may hold. Past them the server sends nothing more and reads no more

@@ -1,7 +1,7 @@
 import type { Principal } from "../../../auth/index.js";
 import type { AppDeps } from "../../../http/index.js";
 import type { Logger } from "../../../logger.js";
-import { AppError } from "../../../protocol/index.js";
+import { AppError, refusals } from "../../../protocol/index.js";
 import { answerCommand, commandBody, errorAnswer } from "./commands.js";
 import { runSeq, type StreamItem } from "./protocol-event.js";
 import { CLOSE_TRY_AGAIN_LATER, MAX_SUBSCRIPTIONS, MAX_UNSENT_BYTES, STALLED_AFTER_MS } from "./socket-bounds.js";
@@ -69,7 +69,7 @@ export class SocketSession {
     const context = { deps: this.o.deps, principal: this.o.principal, threadId: this.o.threadId };
     const subscribing = cmd.method === "subscription.subscribe";
     if (subscribing && this.subscriptions.size + this.opening >= MAX_SUBSCRIPTIONS) {
-      return this.send(errorAnswer(cmd.id, new AppError("limit_exceeded", `A socket holds at most ${MAX_SUBSCRIPTIONS} subscriptions: unsubscribe one first`)));
+      return this.send(errorAnswer(cmd.id, refusals.tooManySubscriptions(MAX_SUBSCRIPTIONS)));
     }
     if (subscribing) this.opening++;
     try {

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { AppError } from "../../../protocol/index.js";
+import { refusals } from "../../../protocol/index.js";
 import type { GraphCatalog, ServedGraph } from "../../../graph/index.js";
 
 /** The namespace langgraph-api derives assistant ids in (not RFC 4122's URL namespace, `6ba7b811…`). */
@@ -18,6 +18,6 @@ export function assistantIdOf(graphId: string): string {
 /** The graph an assistant id (or a graph id, which clients may send instead) names; unknown → 404. */
 export function graphOfAssistant(catalog: GraphCatalog, assistantId: string): ServedGraph {
   const g = catalog.all().find((x) => x.id === assistantId || assistantIdOf(x.id) === assistantId);
-  if (!g) throw new AppError("not_found", `No assistant '${assistantId.slice(0, 64)}'`);
+  if (!g) throw refusals.noAssistant(assistantId);
   return g;
 }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { AppError } from "../../../protocol/index.js";
+import { refusals } from "../../../protocol/index.js";
 import { FRAME_MODES, type FrameRequest } from "../../../runs/index.js";
 import { STREAM_MODES, type StreamMode } from "./stream-frames.js";
 
@@ -34,18 +34,14 @@ export type RunAsk = { kind: "message"; message: string; clientMessageId?: strin
  */
 export function readRunAsk(body: RunCreate): RunAsk {
   const { command } = body;
-  if (command?.update != null) throw new AppError("invalid_request", "command.update is refused: state is written only by the graph");
-  if (command?.goto != null) throw new AppError("invalid_request", "command.goto is refused: a run cannot jump past the gate");
-  if (nonEmpty(body.interrupt_before) || nonEmpty(body.interrupt_after)) {
-    throw new AppError("invalid_request", "interrupt_before and interrupt_after are the server's: the gate decides where a run stops");
-  }
+  if (command?.update != null) throw refusals.stateUpdateRefused();
+  if (command?.goto != null) throw refusals.gotoRefused();
+  if (nonEmpty(body.interrupt_before) || nonEmpty(body.interrupt_after)) throw refusals.breakpointsRefused();
   const message = body.input == null ? undefined : userMessage(body.input);
-  if (body.multitask_strategy !== undefined && body.multitask_strategy !== "reject") {
-    throw new AppError("unsupported", "Only multitask_strategy 'reject' is supported: one run at a time per thread");
-  }
+  if (body.multitask_strategy !== undefined && body.multitask_strategy !== "reject") throw refusals.onlyRejectStrategy("multitask_strategy");
   // `input` may ride along with a resume (Agent Chat UI sends `{}`): the command wins, as in LangGraph.
   if (command && command.resume !== undefined) return { kind: "resume", resume: command.resume };
-  if (message === undefined) throw new AppError("invalid_request", "input.messages with one user message, or command.resume, is required");
+  if (message === undefined) throw refusals.runNeedsInput();
   return { kind: "message", message, ...clientIdOf(body.input) };
 }
 
@@ -64,7 +60,7 @@ export function requestedCheckpoint(body: RunCreate): string | undefined {
   const nested = body.checkpoint && typeof body.checkpoint === "object" ? (body.checkpoint as { checkpoint_id?: unknown }).checkpoint_id : undefined;
   const id = nested ?? body.checkpoint_id;
   if (id == null) return undefined;
-  if (typeof id !== "string") throw new AppError("invalid_request", "checkpoint_id must be a string");
+  if (typeof id !== "string") throw refusals.checkpointIdNotString();
   return id;
 }
 
@@ -73,7 +69,7 @@ const streamModeList = z.array(z.enum(STREAM_MODES));
 /** The stream modes asked for (a body's `stream_mode`, a rejoin's query); none means `values`, as in LangGraph. */
 export function streamModes(asked: unknown): Set<StreamMode> {
   const list = streamModeList.safeParse(asked === undefined ? [] : Array.isArray(asked) ? asked : [asked]);
-  if (!list.success) throw new AppError("invalid_request", `stream_mode must be among ${STREAM_MODES.join(", ")}`);
+  if (!list.success) throw refusals.badStreamMode(STREAM_MODES);
   return new Set(list.data.length ? list.data : ["values"]);
 }
 
@@ -89,22 +85,20 @@ export function frameRequest(body: RunCreate): FrameRequest | undefined {
 
 /** The one user message in `input.messages`; tool and assistant messages are refused. Empty input is none. */
 function userMessage(input: unknown): string | undefined {
-  if (typeof input !== "object" || Array.isArray(input)) throw new AppError("invalid_request", "input must be an object with messages");
+  if (typeof input !== "object" || Array.isArray(input)) throw refusals.inputNotObject();
   const { messages, ...rest } = input as Record<string, unknown>;
-  if (Object.keys(rest).length) throw new AppError("invalid_request", `input may carry only messages (got ${Object.keys(rest).slice(0, 3).join(", ")})`);
+  if (Object.keys(rest).length) throw refusals.inputOnlyMessages(Object.keys(rest));
   if (messages === undefined) return undefined;
   const list = Array.isArray(messages) ? messages : [messages];
   for (const m of list) {
     const role = roleOf(m);
-    if (role === "tool" || (role === "ai" && hasToolCalls(m))) {
-      throw new AppError("invalid_request", "input cannot carry tool calls or tool results: only the graph calls tools, through the gate");
-    }
-    if (role !== "human") throw new AppError("invalid_request", "input.messages may hold only a user message");
+    if (role === "tool" || (role === "ai" && hasToolCalls(m))) throw refusals.inputCarriesTools();
+    if (role !== "human") throw refusals.inputOnlyUser();
   }
-  if (list.length !== 1) throw new AppError("invalid_request", "input.messages must hold exactly one user message");
+  if (list.length !== 1) throw refusals.inputOneMessage();
   const text = textOf(list[0]);
-  if (!text.trim()) throw new AppError("invalid_request", "The user message is empty");
-  if (text.length > MAX_MESSAGE_CHARS) throw new AppError("invalid_request", "The user message is longer than 32 KiB");
+  if (!text.trim()) throw refusals.emptyMessage();
+  if (text.length > MAX_MESSAGE_CHARS) throw refusals.messageTooLong();
   return text;
 }
 
@@ -135,11 +129,11 @@ function textOf(m: unknown): string {
         const block = b as Record<string, unknown> | null;
         if (typeof b === "string") return b;
         if (block?.type === "text" && typeof block.text === "string") return block.text;
-        throw new AppError("invalid_request", "Only text content is supported in a user message");
+        throw refusals.textOnly();
       })
       .join("");
   }
-  throw new AppError("invalid_request", "A user message needs content");
+  throw refusals.messageNeedsContent();
 }
 
 function nonEmpty(v: unknown): boolean {

@@ -1,8 +1,8 @@
 import type { Principal } from "../../../auth/index.js";
 import type { AppDeps } from "../../../http/index.js";
-import { AppError, formatIssues } from "../../../protocol/index.js";
-import type { ActiveRun, FrameRequest, ThreadSnapshot } from "../../../runs/index.js";
-import { bindResume, refuseWithoutOpen, resumeSchema } from "../../../gate/index.js";
+import { type Answer, refusals } from "../../../protocol/index.js";
+import type { ActiveRun, FrameRequest, ResumeDecision, ThreadSnapshot } from "../../../runs/index.js";
+import { bindResume, refuseWithoutOpen } from "../../../gate/index.js";
 import { graphOfAssistant } from "./assistant-id.js";
 import { readRunAsk, requestedCheckpoint, type RunCreate } from "./run-request.js";
 
@@ -37,21 +37,17 @@ export async function startRun(deps: Pick<AppDeps, "runs" | "threads">, o: RunSt
     const run = await deps.runs.startMessage(p, { threadId, message, clientMessageId, onDisconnect, graphId: graph.id, frames, fromCheckpoint: fork });
     return { run };
   }
-  if (fork !== undefined) throw new AppError("unsupported", "A resume goes on from the thread's head: it cannot name an earlier checkpoint");
+  if (fork !== undefined) throw refusals.resumeAtHead();
   const snapshot = await thread();
-  if (snapshot.row.graph_id !== graph.id) {
-    throw new AppError("graph_mismatch", `This thread runs graph '${snapshot.row.graph_id}'; a thread keeps its graph for life`);
-  }
+  if (snapshot.row.graph_id !== graph.id) throw refusals.graphMismatch(snapshot.row.graph_id);
   if (!snapshot.pending) refuseWithoutOpen(snapshot.row);
   const bound = bindResume(ask.resume, snapshot.pending);
-  // The same edge rules as `POST /threads/{id}/resume`: one decision per call, reasons' length, argument names.
-  const checked = resumeSchema.safeParse({ interrupt_id: bound.interruptId, decisions: bound.decisions, answers: bound.answers });
-  if (!checked.success) throw new AppError("invalid_request", formatIssues(checked.error.issues, { max: 3, clip: 64 }));
+  // Unchecked here: the run service's door holds every face's resume to `POST /threads/{id}/resume`'s schema.
   const run = await deps.runs.startResume(p, {
     threadId,
-    interruptId: checked.data.interrupt_id,
-    decisions: checked.data.decisions,
-    answers: checked.data.answers ?? [],
+    interruptId: bound.interruptId,
+    decisions: bound.decisions as readonly ResumeDecision[] | undefined,
+    answers: bound.answers as readonly Answer[] | undefined,
     onDisconnect,
     frames,
     via: "langgraph",

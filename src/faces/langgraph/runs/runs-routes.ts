@@ -1,6 +1,6 @@
 import { type Context, Hono } from "hono";
 import type { Principal } from "../../../auth/index.js";
-import { AppError } from "../../../protocol/index.js";
+import { refusals } from "../../../protocol/index.js";
 import type { ActiveRun, FrameRequest } from "../../../runs/index.js";
 import { type AppDeps, parseBody, principalOf, threadParam, waitingResponse } from "../../../http/index.js";
 
@@ -145,6 +145,6 @@ function boundedInt(raw: string | undefined, range: { def: number; min: number; 
   const { def, min, max } = range;
   if (raw === undefined) return def;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) throw new AppError("invalid_request", `limit and offset must be integers from ${min} to ${max}`);
+  if (!Number.isInteger(n) || n < min || n > max) throw refusals.badRunsPage(min, max);
   return n;
 }

@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from "node:util";
 import { type Context, Hono } from "hono";
 import { z } from "zod";
-import { AppError } from "../../../protocol/index.js";
+import { AppError, refusals } from "../../../protocol/index.js";
 import { type AppDeps, parseBody, principalOf, THREAD_ID, threadParam } from "../../../http/index.js";
 import { graphOfAssistant } from "./assistant-id.js";
 import { pastState, threadMetadata, threadObject, threadState, threadStatus } from "./resources.js";
@@ -67,7 +67,7 @@ function checkpointCopy(w: z.infer<typeof stateWriteBody>): string | undefined {
 
 function checkpointParam(v: string | undefined): string {
   const parsed = checkpointId.safeParse(v);
-  if (!parsed.success) throw new AppError("invalid_request", "checkpoint_id must be 1 to 200 characters");
+  if (!parsed.success) throw refusals.checkpointIdLength();
   return parsed.data;
 }
 
@@ -121,7 +121,7 @@ export function threadsRoutes(deps: AppDeps): Hono {
 
   app.delete("/:thread_id", async (c) => {
     await deps.threads.row(principalOf(c), threadParam(c));
-    throw new AppError("unsupported", "Threads are not deleted here: their audit trail is kept");
+    throw refusals.threadsNotDeleted();
   });
 
   app.get("/:thread_id/state", async (c) => c.json(threadState(await deps.threads.snapshot(principalOf(c), threadParam(c)))));
@@ -148,7 +148,7 @@ export function threadsRoutes(deps: AppDeps): Hono {
       throw err;
     });
     const copyAt = write && checkpointCopy(write);
-    if (copyAt === undefined) throw new AppError("state_locked", "State is written only by the graph: a state write could open the gate around it");
+    if (copyAt === undefined) throw refusals.stateLocked();
     return c.json({ checkpoint: await deps.threads.copyCheckpoint(p, threadId, copyAt) });
   });
 
@@ -182,7 +182,7 @@ export function threadsRoutes(deps: AppDeps): Hono {
 function historyQuery(c: Context): HistoryQuery {
   const limit = c.req.query("limit");
   const parsed = historyBody.safeParse({ limit: limit === undefined ? undefined : Number(limit), before: c.req.query("before") });
-  if (!parsed.success) throw new AppError("invalid_request", "limit must be an integer from 1 to 1000, before a checkpoint id");
+  if (!parsed.success) throw refusals.badHistoryQuery();
   return parsed.data;
 }
 
