@@ -1,3 +1,5 @@
+import type { GoneReason } from "./decide-page.js";
+
 /** What the link's POST asks the gate: this principal's decision on the calls the mail showed, at its versions. */
 export interface EmailDecisionArgs {
   threadId: string;
@@ -24,12 +26,13 @@ export type DecideViaEmail = (args: EmailDecisionArgs) => Promise<EmailDecisionO
 export const TRY_AGAIN_CODES: ReadonlySet<string> = new Set(["thread_busy", "rate_limited", "shutting_down", "overloaded", "storage_unavailable", "internal_error"]);
 
 /** Refusals that mean the link is dead, as the 410 page words them. */
-export const GONE_CODES: Readonly<Record<string, "expired" | "closed" | "stale">> = {
+export const GONE_CODES: Readonly<Record<string, Exclude<GoneReason, "used">>> = {
   approval_expired: "expired",
   // Out of the principal's sight: the interrupt they were asked about closed without them.
   thread_not_found: "closed",
   not_waiting: "closed",
   stale_interrupt: "closed",
-  already_decided: "closed",
+  // The calls are closed, or this person's approval counted already; the interrupt may still wait.
+  already_decided: "decided",
   call_changed: "stale",
 };

@@ -46,15 +46,22 @@ export function outcomePage(decision: "approve" | "reject", summary: string): st
   return page(decision === "approve" ? "Approved" : "Rejected", `<p>${escapeHtml(summary)}</p><p>You can close this page.</p>`);
 }
 
-const GONE: Record<DeadTokenReason, string> = {
+/**
+ * Why a link is dead: the token's own reasons, and `decided` for calls of an interrupt that may
+ * still wait for others (closed by someone else, or approved by this person already).
+ */
+export type GoneReason = DeadTokenReason | "decided";
+
+const GONE: Record<GoneReason, string> = {
   used: "This link was used already: a link decides once.",
   expired: "This request's deadline has passed: it can no longer be decided.",
   closed: "This request is no longer waiting: it was decided, cancelled or withdrawn.",
+  decided: "The calls in this mail were already decided, or already approved by you: the request may still wait for others' decisions.",
   stale: "The calls were changed since this mail was sent: a newer mail holds a link for them as they now stand.",
 };
 
 /** `410`: the link is dead, and why. No call, no argument. */
-export function gonePage(reason: DeadTokenReason): string {
+export function gonePage(reason: GoneReason): string {
   return page("This link no longer works", `<p>${escapeHtml(GONE[reason])}</p>`);
 }
 

@@ -15,7 +15,7 @@ import { InvariantBroken } from "./invariants.js";
 import type { MInterrupt, Model, MThread } from "./model.js";
 import type { Outcome } from "./outcome.js";
 import { EMAIL, SLACK_USER, type Who } from "./principals.js";
-import { codeOfWords, pageText } from "./refusal-words.js";
+import { codeOfGonePage, codeOfWords, pageText } from "./refusal-words.js";
 import type { GateSystem } from "./system.js";
 
 export interface ChannelIntent {
@@ -152,13 +152,7 @@ export async function prepareEmail(sys: GateSystem, m: Model, w: Who, t: MThread
 async function emailOutcome(sys: GateSystem, t: MThread, res: { status: number; text: string }): Promise<Outcome> {
   const text = pageText(res.text);
   if (res.status === 200) return taken(sys, t);
-  if (res.status === 410) {
-    if (/used already/.test(text)) return { kind: "refused", code: "link_used" };
-    if (/deadline has passed/.test(text)) return { kind: "refused", code: "approval_expired" };
-    if (/changed since this mail/.test(text)) return { kind: "refused", code: "call_changed" };
-    // "no longer waiting": said for a closed interrupt, and for calls this person decided already.
-    if (/no longer waiting/.test(text)) return { kind: "refused", code: "not_waiting", codes: ["not_waiting", "already_decided"] };
-  }
+  if (res.status === 410) return { kind: "refused", code: codeOfGonePage(text) };
   if (res.status === 403) return { kind: "refused", code: codeOfWords(text.replace(/^Not applied\s*/, "").replace(/\s*Nothing was changed\.$/, "")) };
   if (res.status === 404) return { kind: "refused", code: "link_unknown" };
   if (res.status === 503) return { kind: "refused", code: "thread_busy" };

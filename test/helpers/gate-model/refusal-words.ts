@@ -18,6 +18,20 @@ const WORDS: Array<[RegExp, string]> = [
   [/is not pending in this interrupt/, "unknown_call"],
 ];
 
+/** A dead link's 410 page, by its words: why it is dead, as a code (a link's own, or the gate's). */
+const GONE_WORDS: Array<[RegExp, string]> = [
+  [/used already/, "link_used"],
+  [/deadline has passed/, "approval_expired"],
+  [/changed since this mail/, "call_changed"],
+  [/already decided, or already approved by you/, "already_decided"],
+  [/no longer waiting/, "not_waiting"],
+];
+
+/** The code a dead link's page words, or `unworded: <text>`. */
+export function codeOfGonePage(text: string): string {
+  return GONE_WORDS.find(([re]) => re.test(text))?.[1] ?? `unworded: ${text.slice(0, 160)}`;
+}
+
 /** The code a refusal's message words, or `unworded: <message>`. */
 export function codeOfWords(message: string): string {
   const m = message.trim();

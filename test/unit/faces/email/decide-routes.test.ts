@@ -160,12 +160,19 @@ describe("POST /decide/<token>", () => {
     expect(h.decided).toEqual([expect.objectContaining({ decision: "approve", versions: { call_refund_1: 1 } })]);
     // Closed while the mail waited, or out of the principal's sight by now: the gate says so, the page says closed.
     h.open.notice = null;
-    for (const code of ["not_waiting", "stale_interrupt", "already_decided", "thread_not_found"]) {
+    for (const code of ["not_waiting", "stale_interrupt", "thread_not_found"]) {
       const t = await h.tokens.issue({ principalSub: "fin1", threadId: "thr_1", interruptId: "int_1", versions: { call_refund_1: 1 }, expiresAt: h.clock.now() + 60_000 }, h.clock.now());
       h.answer.next = { ok: false, code, message: code };
       const res = await post("decision=approve", { t });
       expect([code, res.status, await res.text()]).toEqual([code, 410, expect.stringContaining("no longer waiting")]);
     }
+    // The calls decided already, or approved by this person already: the interrupt may still wait for others, and the page does not say it does not.
+    const decidedLink = await h.tokens.issue({ principalSub: "fin1", threadId: "thr_1", interruptId: "int_1", versions: { call_refund_1: 1 }, expiresAt: h.clock.now() + 60_000 }, h.clock.now());
+    h.answer.next = { ok: false, code: "already_decided", message: "already_decided" };
+    const decided = await post("decision=approve", { t: decidedLink });
+    const decidedText = await decided.text();
+    expect([decided.status, decidedText]).toEqual([410, expect.stringContaining("already decided, or already approved by you")]);
+    expect(decidedText).not.toContain("no longer waiting");
     h.answer.next = { ok: false, code: "approval_expired", message: "Approval window closed" };
     const t = await h.tokens.issue({ principalSub: "fin1", threadId: "thr_1", interruptId: "int_1", versions: { call_refund_1: 1 }, expiresAt: h.clock.now() + 60_000 }, h.clock.now());
     const gone = await post("decision=approve", { t });
