@@ -22,6 +22,12 @@ export interface DecideRoutesDeps {
    */
   openInterrupt: (args: { threadId: string; interruptId: string; principalSub: string }) => Promise<ApprovalNotice | null>;
   decide: DecideViaEmail;
+  /**
+   * The gate's word for why a link's interrupt takes no decision (`approval_expired`, or
+   * `not_waiting` for one closed otherwise), or undefined while it waits: a link dead with its
+   * interrupt says which as every face does, whenever the sweep or the close reached the link.
+   */
+  closedAs: (args: { threadId: string; interruptId: string }) => Promise<string | undefined>;
   /** Lines carry thread, interrupt, principal and outcome: never the token or the path. */
   log?: Logger;
 }
@@ -66,7 +72,7 @@ export function decideRoutes(deps: DecideRoutesDeps): Hono {
       // may be taken (the interrupt still open, the versions still current, who may decide) is the
       // gate's, through the one door, and its refusal is rendered below.
       const taken = await deps.tokens.consume(token, deps.now());
-      if (!taken.ok) return taken.reason === "unknown" ? c.html(notFoundPage(), 404) : c.html(gonePage(taken.reason), 410);
+      if (!taken.ok) return taken.reason === "unknown" ? c.html(notFoundPage(), 404) : c.html(gonePage(await whyDead(taken.record, taken.reason)), 410);
       const r = taken.record;
       const fields = { thread_id: r.threadId, interrupt_id: r.interruptId, principal: r.principalSub, via: "email" };
       let outcome;
@@ -101,12 +107,19 @@ export function decideRoutes(deps: DecideRoutesDeps): Hono {
     const record = await deps.tokens.find(token);
     if (!record) return { kind: "unknown" };
     const dead = deadReason(record, deps.now());
-    if (dead) return { kind: "gone", reason: dead };
+    if (dead) return { kind: "gone", reason: await whyDead(record, dead) };
     const notice = await deps.openInterrupt({ threadId: record.threadId, interruptId: record.interruptId, principalSub: record.principalSub });
     if (!notice || notice.interrupt_id !== record.interruptId) return { kind: "gone", reason: "closed" };
     if (!(Date.parse(notice.expires_at) > deps.now())) return { kind: "gone", reason: "expired" };
     if (!versionsCurrent(record.versions, notice)) return { kind: "gone", reason: "stale" };
     return { kind: "open", record, notice };
+  }
+
+  /** A link dead with its interrupt (closed, or past its deadline) says why as the gate does; its own life (used) is its own. */
+  async function whyDead(record: DecisionTokenRecord, reason: DeadTokenReason): Promise<DeadTokenReason> {
+    if (reason !== "closed" && reason !== "expired") return reason;
+    const code = await deps.closedAs({ threadId: record.threadId, interruptId: record.interruptId });
+    return code === "approval_expired" ? "expired" : code ? "closed" : reason;
   }
 
   return app;

@@ -91,7 +91,7 @@ export function createEmailFace(o: {
   }
 
   return {
-    routes: decideRoutes({ tokens: o.tokens, publicUrl: o.publicUrl, now: o.now, openInterrupt, decide, log }),
+    routes: decideRoutes({ tokens: o.tokens, publicUrl: o.publicUrl, now: o.now, openInterrupt, decide, closedAs: (a) => o.threads.closedAs(a), log }),
     send: emailSender({
       mailer: o.mailer,
       tokens: o.tokens,

@@ -10,6 +10,7 @@ import {
   type ThreadView,
 } from "../../protocol/index.js";
 import type { RunRow, ThreadRow } from "../../store/index.js";
+import { whyNotOpen } from "../../gate/index.js";
 import type { GraphCatalog } from "../../graph/index.js";
 import { auditEntry } from "./audit-entry.js";
 import { interruptPayload } from "../decide/interrupt-payload.js";
@@ -63,6 +64,19 @@ export class ThreadService {
   }
 
   /** `GET /threads/:id`. */
+  /**
+   * The gate's word for why an interrupt takes no decision now (`approval_expired`, its deadline
+   * passed; `not_waiting`, closed otherwise), or undefined while it waits: for a face holding a
+   * credential bound to that one interrupt (an emailed link), so it says why as the API would.
+   */
+  async closedAs(o: { threadId: string; interruptId: string }): Promise<"approval_expired" | "not_waiting" | undefined> {
+    const r = await this.ctx.store.interrupts.get(o.interruptId);
+    if (!r || r.thread_id !== o.threadId) return "not_waiting";
+    const why = whyNotOpen(r, this.ctx.clock.now());
+    if (!why) return undefined;
+    return "code" in why && why.code === "approval_expired" ? "approval_expired" : "not_waiting";
+  }
+
   async view(p: Principal, threadId: string): Promise<ThreadView> {
     await seeThread(this.ctx, p, threadId);
     return readThreadView(this.ctx, threadId);

@@ -53,6 +53,12 @@ export function decideHarness(o: { publicUrl: string; tokens?: DecisionTokenStor
       now: () => clock.now(),
       log,
       openInterrupt: async ({ interruptId }) => (open.notice && open.notice.interrupt_id === interruptId ? open.notice : null),
+      // The gate's word for a closed interrupt, as the thread service gives it: past its deadline, or closed otherwise.
+      closedAs: async ({ interruptId }) => {
+        const n = open.notice?.interrupt_id === interruptId ? open.notice : undefined;
+        if (n && Date.parse(n.expires_at) > clock.now()) return undefined;
+        return n ? "approval_expired" : "not_waiting";
+      },
       decide: async (args) => {
         decided.push(args);
         const a = answer.next ?? { ok: true, summary: `${args.decision === "approve" ? "Approved" : "Rejected"} as ${args.principalSub}` };
