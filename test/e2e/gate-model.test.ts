@@ -14,7 +14,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { Advance, Ask, Decide, gateCommands, type ModelState, outcomeCounts, type RealState, Sweep } from "../helpers/gate-model/commands.js";
+import { Advance, Ask, Cancel, Decide, gateCommands, type ModelState, outcomeCounts, type RealState, Sweep } from "../helpers/gate-model/commands.js";
 import { FACES } from "../helpers/gate-model/faces.js";
 import { type DecisionSpec, newModel, VERSIONS_ENFORCED } from "../helpers/gate-model/model.js";
 import type { Who } from "../helpers/gate-model/principals.js";
@@ -121,6 +121,12 @@ describe("the same decision, the same answer on all six faces", () => {
     await runSequence([new Ask(0, [{ tool: "refund_order", order: "A-1004", amount: 500 }]), new Advance(901_000), ...before, new Sweep(), ...after]);
     const expired = { tollgate: "410 approval_expired", "lg-positional": "410 approval_expired", "lg-map": "410 approval_expired", "lg-respond": "approval_expired", slack: "approval_expired", email: "approval_expired" };
     expect([answers(before), answers(after)]).toEqual([expired, expired]);
+  });
+
+  it("cancelled after its deadline, before the sweep: not_waiting on every face, the mailed link's page too", async () => {
+    const tries = onEveryFace(0, "admin", [approve(), approve()]);
+    await runSequence([new Ask(0, [{ tool: "refund_order", order: "A-1004", amount: 500 }]), new Advance(901_000), new Cancel(0, "alice"), ...tries]);
+    expect(Object.values(answers(tries)).map((a) => a.replace(/^409 /, ""))).toEqual(Array(FACES.length).fill("not_waiting"));
   });
 
   it("a stale version: approving the card as first shown, after an edit, is call_changed on every face (the old message's button, the old mail's link)", async () => {
