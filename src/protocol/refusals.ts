@@ -57,6 +57,8 @@ export const refusals = {
   /** A face's decision that names no call it showed. */
   nothingShown: () => new AppError("invalid_request", "The decision names no call: it decides the calls it was shown"),
   badResume: (detail: string) => new AppError("invalid_request", detail),
+  /** A face hands the door either the calls it decides or the calls it showed with one choice. */
+  callsOrShown: () => new AppError("invalid_request", "A decision names its calls, or the calls it was shown: not both"),
   /** An edit the tool's schema or editability refuses: `detail` says why. */
   badEdit: (detail: string) => new AppError("invalid_request", detail),
   answersTooEarly: () => new AppError("invalid_request", "Answers go with the decision that closes the interrupt's last open call"),
@@ -188,6 +190,8 @@ export const refusals = {
   /** The client went away mid-upload: nobody reads it, but the answer is still a well-formed one. */
   bodyUnreadable: () => new AppError("invalid_request", "The request body could not be read"),
   bodyNotJson: () => new AppError("invalid_request", "Body is not valid JSON"),
+  /** A request the HTTP adapter could not turn into one at all (a path that is not a URL). */
+  requestUnreadable: () => new AppError("invalid_request", "The request could not be read"),
   bodyRequired: () => new AppError("invalid_request", "A JSON body is required"),
   bodyTooDeep: (levels: number) => new AppError("invalid_request", `Body is nested deeper than ${levels} levels`),
   /** A body that does not fit its route's schema: `detail` says where. */

@@ -47,7 +47,7 @@ export interface StartingRun {
 export class LiveRuns {
   /** By thread: at most one per thread, enforced by the SQL claim. */
   readonly active = new Map<string, ActiveRun>();
-  /** By run id: runs whose claim is being written (see `RunService.begin`). */
+  /** By run id: runs whose claim is being written (see `beginRun`, start/run-launch.ts). */
   readonly starting = new Map<string, StartingRun>();
   /** Holder ids of interrupt closers at work in this process. */
   readonly closing = new Set<string>();

@@ -1,5 +1,5 @@
 import { RequestError } from "@hono/node-server";
-import type { ErrorBody } from "../../protocol/index.js";
+import { type AppError, type ErrorBody, refusals } from "../../protocol/index.js";
 
 /**
  * What the Node adapter answers for a request it cannot even turn into a `Request` (a malformed
@@ -9,8 +9,7 @@ import type { ErrorBody } from "../../protocol/index.js";
 export function adapterErrorResponse(err: unknown): Response {
   // The adapter's RequestError carries no code, only its message ("Missing/Invalid host header").
   const hostProblem = err instanceof RequestError && /host/i.test(err.message);
-  const body: ErrorBody = hostProblem
-    ? { error: { code: "invalid_host", message: "This server does not answer for that Host" } }
-    : { error: { code: "invalid_request", message: "The request could not be read" } };
+  const refused: AppError = hostProblem ? refusals.wrongHost() : refusals.requestUnreadable();
+  const body: ErrorBody = { error: { code: refused.code, message: refused.message } };
   return new Response(JSON.stringify(body), { status: 400, headers: { "content-type": "application/json" } });
 }

@@ -16,7 +16,7 @@ export function shownDecisions(shown: ShownDecision): Decision[] {
  * decisions it could make). `400 invalid_request` names what does not fit; nothing is read before.
  */
 export function checkedResume(req: ResumeRequest): ResumeRequest {
-  if (req.shown && req.decisions) throw refusals.badResume("A decision names its calls, or the calls it was shown: not both");
+  if (req.shown && req.decisions) throw refusals.callsOrShown();
   const decisions = req.shown ? shownDecisions(req.shown) : req.decisions;
   const parsed = resumeSchema.safeParse({ interrupt_id: req.interruptId, decisions, answers: req.answers });
   if (!parsed.success) throw refusals.badResume(formatIssues(parsed.error.issues, { max: 3, clip: 64 }));
