@@ -207,6 +207,8 @@ describe("shown whole, or not approvable in Slack", () => {
     expect(button).toBeDefined();
     await r.post(click("UOPS", APPROVE_ACTION, button));
     await updated(r, posted.answer.ts, (s) => s.includes("decided by ops"));
+    // The message says decided when the gate opens; the refund runs in the run that follows.
+    expect((await settled(r, "long")).last_outcome).toBe("completed");
     expect([refunds, amounts]).toEqual([["A-30"], [49_999]]);
   });
 
