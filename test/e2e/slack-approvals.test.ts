@@ -21,6 +21,7 @@ import { ensurePgDatabase, pgTestClusterUrl } from "../helpers/pg-test-db.js";
 import { within } from "../helpers/within.js";
 import { refundDesk } from "../fixtures/refund-desk.js";
 import { wordyRefundDesk } from "../fixtures/slack/wordy-refund.js";
+import { slackTexts } from "../helpers/slack-blocks.js";
 
 const open = inProcessTollgates();
 let slack: SlackStandIn | undefined;
@@ -120,19 +121,8 @@ function buttonOf(c: SlackCall, actionId: string): string | undefined {
   return blocks.flatMap((b) => b.elements ?? []).find((e) => e.action_id === actionId)?.value;
 }
 
-/** Every element of a message that holds text, in order, with its type (`plain_text`, `mrkdwn`, a rich text `text` or `link`). */
-function textElements(c: SlackCall): Array<{ type: string; text: string }> {
-  const out: Array<{ type: string; text: string }> = [];
-  const walk = (x: unknown): void => {
-    if (Array.isArray(x)) return x.forEach(walk);
-    if (!x || typeof x !== "object") return;
-    const o = x as Record<string, unknown>;
-    if (typeof o.text === "string") out.push({ type: String(o.type), text: o.text });
-    for (const [k, v] of Object.entries(o)) if (k !== "value") walk(v);
-  };
-  walk(c.args.blocks);
-  return out;
-}
+/** Every element of a message that holds text, in order, with its type. */
+const textElements = (c: SlackCall) => slackTexts(c.args.blocks);
 
 /** What a reader of the message sees, its texts run together (a text split over blocks reads whole again). */
 const shownText = (c: SlackCall): string =>

@@ -5,18 +5,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { type CardSource, callParts, fitCard, interruptCard, layOutCard, NO_LIMITS, partsText, showsWhole, splitText } from "../../../src/gate/index.js";
-import type { PendingCall } from "../../../src/protocol/index.js";
+import { pendingCall } from "../../helpers/pending-call.js";
 
-const call = (over: Partial<PendingCall> = {}): PendingCall => ({
-  call_id: "c1",
-  name: "refund_order",
-  version: 1,
-  args: { order_id: "A-1", amount_cents: 4_200, account: "***" },
-  policy: "approver",
-  editable: true,
-  args_schema: { type: "object" },
-  ...over,
-});
+const call = pendingCall;
 const source = (over: Partial<CardSource> = {}): CardSource => ({
   thread_id: "t1",
   interrupt_id: "i1",

@@ -7,18 +7,11 @@ import { describe, expect, it } from "vitest";
 import { APPROVE_ACTION, REJECT_ACTION, slackMessage } from "../../../../src/faces/slack/index.js";
 import { slackMayApprove } from "../../../../src/faces/slack/slack-limits.js";
 import { interruptCard } from "../../../../src/gate/index.js";
-import type { ApprovalWebhook, PendingCall } from "../../../../src/protocol/index.js";
+import type { ApprovalWebhook } from "../../../../src/protocol/index.js";
+import { pendingCall } from "../../../helpers/pending-call.js";
+import { slackTexts } from "../../../helpers/slack-blocks.js";
 
-const call = (over: Partial<PendingCall> = {}): PendingCall => ({
-  call_id: "c1",
-  name: "refund_order",
-  version: 1,
-  args: { order_id: "A-1", amount_cents: 4_200, account: "***" },
-  policy: "approver",
-  editable: true,
-  args_schema: { type: "object" },
-  ...over,
-});
+const call = pendingCall;
 const hook = (over: Partial<ApprovalWebhook> = {}): ApprovalWebhook => ({
   type: "approval.requested",
   thread_id: "t1",
@@ -33,19 +26,7 @@ const PAGE = "https://tollgate.example.com";
 
 type Block = { type: string; elements?: Array<{ action_id?: string; value?: string }> };
 
-/** Every element holding text, in order, with its type. */
-function texts(blocks: unknown): Array<{ type: string; text: string }> {
-  const out: Array<{ type: string; text: string }> = [];
-  const walk = (x: unknown): void => {
-    if (Array.isArray(x)) return x.forEach(walk);
-    if (!x || typeof x !== "object") return;
-    const o = x as Record<string, unknown>;
-    if (typeof o.text === "string") out.push({ type: String(o.type), text: o.text });
-    for (const [k, v] of Object.entries(o)) if (k !== "value") walk(v);
-  };
-  walk(blocks);
-  return out;
-}
+const texts = slackTexts;
 const read = (blocks: unknown): string =>
   texts(blocks)
     .map((t) => t.text)
