@@ -18,7 +18,7 @@ export interface ApprovalChange extends Pick<ApprovalWebhook, "decided_by" | "de
  * (Slack, email) configured. Nothing when neither is.
  * The calls are masked and scrubbed as `GET /threads/:id` shows them.
  */
-export async function enqueueApprovalWebhook(ctx: RunContext, tx: StoreOps, o: ApprovalChange): Promise<void> {
+export async function enqueueApprovalWebhook(ctx: Pick<RunContext, "redactor" | "settings">, tx: StoreOps, o: ApprovalChange): Promise<void> {
   const { record, type, at, ...extra } = o;
   const channels = ctx.settings.channels ?? [];
   if (!ctx.settings.webhooks && !channels.length) return;

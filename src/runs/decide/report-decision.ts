@@ -37,7 +37,7 @@ export function reportDecision(ctx: RunContext, d: DecisionReport): void {
 }
 
 /** Tells thread streams on every replica that a run started on the thread or its interrupt changed. */
-export function noticeThread(ctx: RunContext, threadId: string): void {
+export function noticeThread(ctx: Pick<RunContext, "log" | "store">, threadId: string): void {
   ctx.store.bus.publish("thread", threadId).catch((err: unknown) => {
     ctx.log.warn("thread notice not sent: thread streams catch up at their next poll", { thread_id: threadId, error: String(err) });
   });

@@ -195,7 +195,7 @@ interface RunEnd {
  * so no crash or refused write can leave a released thread whose log has no end, or an end
  * without the state it reports. Throws (nothing written, nothing published) if the database refuses.
  */
-async function commitEnd(ctx: RunContext, run: ActiveRun, end: RunEnd): Promise<void> {
+async function commitEnd(ctx: Pick<RunContext, "settings" | "store">, run: ActiveRun, end: RunEnd): Promise<void> {
   const { terminal, outcome, writeState } = end;
   // The run stays registered until its end is committed: a cancel arriving meanwhile waits for
   // it, then closes the interrupt it may have opened.
@@ -234,7 +234,7 @@ function describeFailure(ctx: RunContext, run: ActiveRun, err: unknown): Extract
 }
 
 /** Answers calls the cut-off step left open, and tells the stream how each ended. */
-async function closeCalls(ctx: RunContext, run: ActiveRun, fallback: ToolOutcome): Promise<void> {
+async function closeCalls(ctx: Pick<RunContext, "store">, run: ActiveRun, fallback: ToolOutcome): Promise<void> {
   // The history is written only by whoever holds the thread: after a takeover, that is not us.
   const t = await ctx.store.threads.get(run.threadId);
   if (!(t?.status === "running" && t.holder_id === run.runId && t.replica_id === ctx.store.replicas.id)) {
@@ -248,7 +248,7 @@ async function closeCalls(ctx: RunContext, run: ActiveRun, fallback: ToolOutcome
 }
 
 /** Stops cancels from reaching a run that is about to hand the thread back. */
-function detach(ctx: RunContext, run: ActiveRun): void {
+function detach(ctx: Pick<RunContext, "inFlight">, run: ActiveRun): void {
   if (ctx.inFlight.active.get(run.threadId) === run) ctx.inFlight.active.delete(run.threadId);
 }
 

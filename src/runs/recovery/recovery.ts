@@ -44,7 +44,7 @@ export async function recoverInterruptedRuns(ctx: RunContext, now = ctx.clock.no
 }
 
 /** Whether this process runs, starts or settles `holderId` itself. */
-function heldHere(ctx: RunContext, holderId: string): boolean {
+function heldHere(ctx: Pick<RunContext, "inFlight" | "settler">, holderId: string): boolean {
   if (ctx.inFlight.starting.has(holderId) || ctx.inFlight.closing.has(holderId) || ctx.settler.holdsRun(holderId)) return true;
   for (const run of ctx.inFlight.active.values()) if (run.runId === holderId) return true;
   return false;

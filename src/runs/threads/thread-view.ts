@@ -81,6 +81,6 @@ export async function readThreadStateAt(ctx: RunContext, t: ThreadRow, checkpoin
 }
 
 /** Checkpointed messages as people see them: masked and scrubbed, each with its id. */
-function shownMessages(ctx: RunContext, messages: readonly BaseMessage[]): ThreadSnapshot["messages"] {
+function shownMessages(ctx: Pick<RunContext, "redactor">, messages: readonly BaseMessage[]): ThreadSnapshot["messages"] {
   return messages.flatMap((m) => toWire(m).map((w) => ({ ...ctx.redactor.message(w), id: m.id })));
 }
