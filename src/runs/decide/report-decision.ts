@@ -22,7 +22,7 @@ export interface DecisionReport {
  * line naming who decided, and the approval metrics. Called after the commit, never inside the
  * transaction: a rolled-back decision was not made.
  */
-export function reportDecision(ctx: RunContext, d: DecisionReport): void {
+export function reportDecision(ctx: Pick<RunContext, "log" | "metrics" | "store">, d: DecisionReport): void {
   noticeThread(ctx, d.threadId);
   ctx.metrics.decided(d.calls.map((c) => c.decision), d.decidedAt - d.openedAt, d.via ?? "system");
   if (d.partial) ctx.metrics.approvedPartially(d.calls.filter((c) => c.decision === "approved").length);

@@ -122,7 +122,7 @@ export async function finishNormally(ctx: RunContext, run: ActiveRun, end: Graph
   return outcome;
 }
 
-export async function finishCancelled(ctx: RunContext, run: ActiveRun): Promise<string> {
+export async function finishCancelled(ctx: Pick<RunContext, "settings" | "store">, run: ActiveRun): Promise<string> {
   await closeCalls(ctx, run, closingOutcomes.cancelled());
   await commitEnd(ctx, run, {
     terminal: { type: "cancelled", reason: cancelReasonOf(run.controller.signal) },
@@ -172,7 +172,7 @@ export async function failClosed(ctx: RunContext, run: ActiveRun, err: unknown):
  * Drops the run from this process's maps (its log stays followable until the settler has written
  * its end), and reports how it ended: one log line and the metrics, once per run.
  */
-export function forget(ctx: RunContext, run: ActiveRun, outcome: string): void {
+export function forget(ctx: Pick<RunContext, "inFlight" | "log" | "metrics" | "settler">, run: ActiveRun, outcome: string): void {
   detach(ctx, run);
   run.outcome = outcome;
   if (!ctx.settler.holdsRun(run.runId)) ctx.inFlight.retire(run.runId);

@@ -179,7 +179,7 @@ async function settleState(ctx: RunContext, o: Orphan): Promise<void> {
 }
 
 /** Closes the run's row and writes its terminal event (unless its log has one). Once: the close is a compare-and-set. */
-async function endRun(ctx: RunContext, tx: StoreOps, end: { runId: string; orphan: Orphan; results: EventBody[] }): Promise<void> {
+async function endRun(ctx: Pick<RunContext, "redactor" | "settings">, tx: StoreOps, end: { runId: string; orphan: Orphan; results: EventBody[] }): Promise<void> {
   const { runId, orphan: o, results } = end;
   const { runs } = tx;
   if (!(await runs.end(runId, "error"))) return; // another replica's settler has ended it
@@ -203,7 +203,7 @@ async function endRun(ctx: RunContext, tx: StoreOps, end: { runId: string; orpha
 }
 
 /** Whether the graph still waits at the gate with none of the approved calls started. */
-async function untouched(ctx: RunContext, threadId: string, approved: string[]): Promise<boolean> {
+async function untouched(ctx: Pick<RunContext, "graphs" | "store">, threadId: string, approved: string[]): Promise<boolean> {
   for (const id of approved) if (await ctx.store.ledger.peek(ledgerKey(threadId, id))) return false;
   const at = await readGateState(await graphOfThread(ctx, threadId), threadId);
   const open = new Set(at.calls.map((c) => c.id));

@@ -75,7 +75,7 @@ export async function prepareEdits(
   return { interruptId, byCall, progressSeq: record.progress_seq };
 }
 
-async function check(ctx: RunContext, call: { id?: string; name: string; args: Record<string, unknown> }, d: Decision): Promise<CheckedEdit> {
+async function check(ctx: Pick<RunContext, "registry">, call: { id?: string; name: string; args: Record<string, unknown> }, d: Decision): Promise<CheckedEdit> {
   if (!d.approved) return { error: "edited_args is only allowed with approved: true" };
   const edit = applyEdit(ctx.registry, call, d.edited_args);
   if ("error" in edit) return edit;

@@ -16,7 +16,7 @@ export interface ThreadSnapshot {
 }
 
 /** `GET /threads/:id`: status from the thread record, messages from the checkpoint, never from memory. */
-export async function readThreadView(ctx: RunContext, threadId: string): Promise<ThreadView> {
+export async function readThreadView(ctx: Pick<RunContext, "graphs" | "redactor" | "store">, threadId: string): Promise<ThreadView> {
   const { row: t, messages, pending } = await readThreadSnapshot(ctx, threadId);
   return {
     thread_id: t.thread_id,
@@ -30,7 +30,7 @@ export async function readThreadView(ctx: RunContext, threadId: string): Promise
 }
 
 /** The thread's row, checkpointed messages and open interrupt, masked and scrubbed on their way out. */
-export async function readThreadSnapshot(ctx: RunContext, threadId: string): Promise<ThreadSnapshot> {
+export async function readThreadSnapshot(ctx: Pick<RunContext, "graphs" | "redactor" | "store">, threadId: string): Promise<ThreadSnapshot> {
   const t = await ctx.store.threads.get(threadId);
   if (!t) throw threadNotFound(threadId);
   const state = await ctx.graphs.forThread(t.graph_id).graph.getState({ configurable: { thread_id: threadId } }, { subgraphs: true });
