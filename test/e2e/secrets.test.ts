@@ -282,7 +282,6 @@ describe("a secret split across two streamed tokens, read through LangGraph's AP
   });
 
   it("the thread-centric stream: the message deltas hold no 12-character run of the key, and read as the text with it masked", async () => {
-    type Event = { seq: number; method: string; params: { data: any } };
     const id = threadId("secret-thread-stream");
     s.model.push({ text: TEXT, splitAt });
     const thread = lg().threads.stream(id, { assistantId: "agent" });
@@ -291,15 +290,7 @@ describe("a secret split across two streamed tokens, read through LangGraph's AP
       // Subscribed before the run starts: its tokens are read live, as they are streamed.
       const sub = await thread.subscribe({ channels: ["messages", "lifecycle"] });
       await thread.run.start({ input: { messages: [{ type: "human", content: "what was the key?" }] } });
-      await within(
-        (async () => {
-          for await (const e of sub as AsyncIterable<Event>) {
-            events.push(e);
-            if (e.method === "lifecycle" && e.params.data.event === "completed") return;
-          }
-        })(),
-        { ms: 15_000, failure: "the thread's stream did not see the run complete" },
-      );
+      await untilCompleted(sub as AsyncIterable<Event>, events, "the thread's stream did not see the run complete");
     } finally {
       await thread.close();
     }
@@ -313,15 +304,7 @@ describe("a secret split across two streamed tokens, read through LangGraph's AP
     const replayed: Event[] = [];
     try {
       const sub = await again.subscribe({ channels: ["messages", "lifecycle"], since: 0 });
-      await within(
-        (async () => {
-          for await (const e of sub as AsyncIterable<Event>) {
-            replayed.push(e);
-            if (e.method === "lifecycle" && e.params.data.event === "completed") return;
-          }
-        })(),
-        { ms: 15_000, failure: "the thread's replay did not reach the run's end" },
-      );
+      await untilCompleted(sub as AsyncIterable<Event>, replayed, "the thread's replay did not reach the run's end");
     } finally {
       await again.close();
     }
@@ -329,3 +312,19 @@ describe("a secret split across two streamed tokens, read through LangGraph's AP
     expect(shape(replayed)).toEqual(shape(events));
   });
 });
+
+/** A thread-centric event, its data read loosely. */
+type Event = { seq: number; method: string; params: { data: any } };
+
+/** Reads a thread stream's events into `into` until its run completes, against a deadline. */
+async function untilCompleted(sub: AsyncIterable<Event>, into: Event[], failure: string): Promise<void> {
+  await within(
+    (async () => {
+      for await (const e of sub) {
+        into.push(e);
+        if (e.method === "lifecycle" && e.params.data.event === "completed") return;
+      }
+    })(),
+    { ms: 15_000, failure },
+  );
+}
