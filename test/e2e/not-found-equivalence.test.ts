@@ -200,15 +200,19 @@ describe("the thread-centric protocol tells bob nothing of alice's threads eithe
     ["input.inject", () => ({ namespace: [], message: { role: "user", content: "hi" } })],
   ];
 
+  /** The thread-centric SSE stream of `id` as `token`'s holder opens it: every channel, from the start. */
+  const openEvents = (token: string, id: string, signal: AbortSignal): Promise<Response> =>
+    fetch(`${s.server.url}/langgraph/threads/${id}/stream/events`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ channels: ALL, since: 0 }),
+      signal,
+    });
+
   /** alice's own SSE stream of her thread, read through its latest stop: what bob's would show by then, if anything. */
   async function aliceReadsAll(id: string): Promise<void> {
     const ac = new AbortController();
-    const res = await fetch(`${s.server.url}/langgraph/threads/${id}/stream/events`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${ALICE}`, "content-type": "application/json" },
-      body: JSON.stringify({ channels: ALL, since: 0 }),
-      signal: ac.signal,
-    });
+    const res = await openEvents(ALICE, id, ac.signal);
     expect(res.status).toBe(200);
     const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
     let text = "";
@@ -231,12 +235,7 @@ describe("the thread-centric protocol tells bob nothing of alice's threads eithe
   /** bob's SSE stream of `id`, held open until `meanwhile` is done: its status, headers and body, heartbeats aside. */
   async function bobStreams(id: string, meanwhile: () => Promise<void>): Promise<Answer> {
     const ac = new AbortController();
-    const res = await fetch(`${s.server.url}/langgraph/threads/${id}/stream/events`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${BOB}`, "content-type": "application/json" },
-      body: JSON.stringify({ channels: ALL, since: 0 }),
-      signal: ac.signal,
-    });
+    const res = await openEvents(BOB, id, ac.signal);
     let body = "";
     const read = (async () => {
       const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
